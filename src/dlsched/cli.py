@@ -1,0 +1,55 @@
+"""The ``dlsched`` command line: parses arguments and hands off to ``dlsched.commands``.
+
+Each subcommand lives in its own module under ``dlsched.commands`` with two
+functions, ``add_parser(subparsers)`` and ``run(args) -> int``; add the module
+name to ``COMMANDS`` to expose it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from dlsched import __version__
+from dlsched.errors import DlschedError
+
+COMMANDS = ["simulate", "compare", "perf", "serve", "submit", "status", "cancel", "report"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dlsched",
+        description="Schedule deep-learning training jobs on GPU clusters (simulated or live). "
+                    "With no subcommand, runs the embedded default simulation.")
+    parser.add_argument("--version", action="version", version=f"dlsched {__version__}")
+    sub = parser.add_subparsers(dest="command")
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"dlsched.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"dlsched.commands.{name}":
+                raise
+            continue  # command not built yet
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv or ["simulate"])
+    if args.command is None:
+        args = parser.parse_args(["simulate", *argv])
+    try:
+        return int(args.func(args) or 0)
+    except DlschedError as e:
+        print(f"dlsched: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dlsched: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""GPU-id-level occupancy with O(1) free counts per node, rack and GPU type.
+
+A GPU holds a count of jobs: 0 is free, 1 is owned, more than 1 only where a
+policy packs jobs on purpose (Gandiva).  Counts of *free* GPUs (occupancy 0)
+are kept per node, per (rack, type) and per type, and updated on every
+change, so "how many free GPUs of type T on node/rack" is an array lookup.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dlsched.cluster.topology import Cluster
+from dlsched.errors import InvariantError
+
+
+class FreeMap:
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.occupancy = np.zeros(cluster.num_gpus, dtype=np.int16)
+        self.node_free = cluster.node_gpus.astype(np.int32).copy()
+        ntypes = len(cluster.gpu_types)
+        self.rack_type_free = np.zeros((cluster.num_racks, ntypes), dtype=np.int32)
+        np.add.at(self.rack_type_free, (cluster.node_rack, cluster.node_type), cluster.node_gpus)
+        self.type_free = cluster.type_gpus.astype(np.int64).copy()
+        self.total_free = cluster.num_gpus
+
+    # ---------------------------------------------------------------- O(1) queries
+
+    def free_on_node(self, node: int) -> int:
+        return int(self.node_free[node])
+
+    def free_in_rack(self, rack: int, type_id: int | None = None) -> int:
+        row = self.rack_type_free[rack]
+        return int(row.sum() if type_id is None else row[type_id])
+
+    def free_of_type(self, type_id: int | None = None) -> int:
+        return self.total_free if type_id is None else int(self.type_free[type_id])
+
+    def free_gpus_of_node(self, node: int) -> np.ndarray:
+        n = self.cluster.nodes[node]
+        occ = self.occupancy[n.first_gpu:n.first_gpu + n.num_gpus]
+        return np.flatnonzero(occ == 0) + n.first_gpu
+
+    def is_free(self, gpus) -> bool:
+        return bool((self.occupancy[np.asarray(gpus, dtype=np.int64)] == 0).all())
+
+    # ---------------------------------------------------------------- changes
+
+    def _count(self, gpus: np.ndarray, sign: int) -> None:
+        c = self.cluster
+        nodes = c.gpu_node[gpus]
+        np.add.at(self.node_free, nodes, sign)
+        np.add.at(self.rack_type_free, (c.node_rack[nodes], c.node_type[nodes]), sign)
+        np.add.at(self.type_free, c.node_type[nodes], sign)
+        self.total_free += sign * len(gpus)
+
+    def allocate(self, gpus, *, shared: bool = False) -> None:
+        """Mark GPUs as held by one more job. Without ``shared`` they must all be free."""
+        g = np.unique(np.asarray(gpus, dtype=np.int64))
+        if g.size != len(gpus):
+            raise InvariantError(f"allocation lists a GPU twice: {sorted(gpus)}")
+        occ = self.occupancy[g]
+        if not shared and occ.any():
+            raise InvariantError(f"GPUs already held: {g[occ > 0].tolist()}")
+        newly = g[occ == 0]
+        self.occupancy[g] += 1
+        if newly.size:
+            self._count(newly, -1)
+
+    def release(self, gpus) -> None:
+        g = np.asarray(gpus, dtype=np.int64)
+        if (self.occupancy[g] <= 0).any():
+            raise InvariantError(f"releasing GPUs that are not held: {g[self.occupancy[g] <= 0].tolist()}")
+        self.occupancy[g] -= 1
+        freed = g[self.occupancy[g] == 0]
+        if freed.size:
+            self._count(freed, +1)
+
+    def check(self) -> None:
+        """Recount everything from the occupancy array (debug mode)."""
+        c = self.cluster
+        free = (self.occupancy == 0).astype(np.int32)
+        node_free = np.bincount(c.gpu_node, weights=free, minlength=c.num_nodes).astype(np.int32)
+        if not np.array_equal(node_free, self.node_free):
+            raise InvariantError("per-node free counts drifted from the occupancy map")
+        if int(free.sum()) != self.total_free:
+            raise InvariantError("total free count drifted from the occupancy map")
+        if (self.occupancy < 0).any():
+            raise InvariantError("negative GPU occupancy")

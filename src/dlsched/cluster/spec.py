@@ -1,0 +1,178 @@
+"""Cluster specs: the YAML schema, validation, and line-accurate errors.
+
+A spec lists node groups (N nodes of one GPU type each, with an intra-node
+interconnect and a NIC) and the network above them.  Racks are formed inside
+each group, ``nodes_per_rack`` nodes at a time.  Link figures that are not
+given fall back to per-kind defaults (``INTRA_DEFAULTS``), cited there.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from dlsched.cluster.gpus import gpu_type
+from dlsched.errors import InputError, UnknownNameError
+
+IntraKind = Literal["nvswitch", "nvlink", "pcie"]
+
+# Default per-direction bandwidth (GB/s) and latency (us) of one GPU's intra-node link.
+# NVSwitch: A100 NVLink3 600 GB/s bidirectional = 300 GB/s per direction (A100 data sheet).
+# NVLink (no switch, V100 hybrid cube mesh): 300 GB/s aggregate but a ring uses ~2 links,
+#   so ~100 GB/s per direction is what a ring sees.
+# PCIe: Gen3 x16 = 15.75 GB/s theoretical, ~12 GB/s achieved; cross-socket traffic goes
+#   over QPI/UPI and through host memory, ~8 GB/s achieved for GPU peer copies.
+INTRA_DEFAULTS: dict[str, dict[str, float]] = {
+    "nvswitch": {"bandwidth_GBps": 300.0, "latency_us": 2.0},
+    "nvlink": {"bandwidth_GBps": 100.0, "latency_us": 2.0},
+    "pcie": {"bandwidth_GBps": 12.0, "latency_us": 5.0, "cross_socket_GBps": 8.0,
+             "cross_socket_latency_us": 8.0, "host_bridge_GBps": 10.0},
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IntraSpec(_Strict):
+    kind: IntraKind = "pcie"
+    sockets: int = Field(1, ge=1)
+    gpus_per_switch: int | None = Field(None, ge=1)  # PCIe switch fan-out; default: all GPUs of a socket
+    bandwidth_GBps: float | None = Field(None, gt=0)
+    latency_us: float | None = Field(None, ge=0)
+    cross_socket_GBps: float | None = Field(None, gt=0)
+    cross_socket_latency_us: float | None = Field(None, ge=0)
+
+    def value(self, key: str) -> float:
+        own = getattr(self, key, None)
+        if own is not None:
+            return float(own)
+        defaults = INTRA_DEFAULTS[self.kind]
+        return float(defaults.get(key, defaults["bandwidth_GBps" if "GBps" in key else "latency_us"]))
+
+
+class NodeGroupSpec(_Strict):
+    name: str
+    gpu: str
+    nodes: int = Field(ge=1)
+    gpus_per_node: int = Field(ge=1)
+    intra: IntraSpec = IntraSpec()
+    nic_gbps: float = Field(100.0, gt=0)  # per node, Gbit/s
+    nodes_per_rack: int = Field(8, ge=1)
+
+    @field_validator("gpu")
+    @classmethod
+    def _known_gpu(cls, v: str) -> str:
+        try:
+            return gpu_type(v).name
+        except UnknownNameError as e:
+            raise ValueError(e.reason) from None
+
+    @model_validator(mode="after")
+    def _layout(self):
+        if self.gpus_per_node % self.intra.sockets:
+            raise ValueError(f"gpus_per_node {self.gpus_per_node} is not divisible by sockets "
+                             f"{self.intra.sockets}")
+        per_socket = self.gpus_per_node // self.intra.sockets
+        if self.intra.gpus_per_switch and per_socket % self.intra.gpus_per_switch:
+            raise ValueError(f"GPUs per socket ({per_socket}) is not divisible by gpus_per_switch "
+                             f"{self.intra.gpus_per_switch}")
+        return self
+
+
+class NetworkSpec(_Strict):
+    topology: Literal["tiered", "clos"] = "tiered"
+    rack_gbps: float | None = Field(None, gt=0)  # intra-rack per-port speed; default: the NIC's
+    rack_latency_us: float = Field(5.0, ge=0)
+    inter_rack_gbps: float | None = Field(None, gt=0)  # per-host speed across racks; default: the NIC's
+    inter_rack_latency_us: float = Field(15.0, ge=0)
+    oversubscription: float = Field(1.0, ge=1.0)  # rack uplink oversubscription ratio
+    spines: int = Field(1, ge=1)  # clos: spine (aggregation) switches, i.e. equal-cost paths between racks
+
+
+class ClusterSpec(_Strict):
+    name: str
+    description: str = ""
+    node_groups: list[NodeGroupSpec] = Field(min_length=1)
+    network: NetworkSpec = NetworkSpec()
+
+    @model_validator(mode="after")
+    def _unique_groups(self):
+        names = [g.name for g in self.node_groups]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"duplicate node group names: {sorted(dup)}")
+        return self
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(g.nodes * g.gpus_per_node for g in self.node_groups)
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
+    """Line (1-based) of the YAML node at a pydantic error location."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if k.value == key), None)
+            if nxt is None:
+                nxt = next((k for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            nxt = node.value[key]
+        else:
+            nxt = None
+        if nxt is None:
+            break
+        node = nxt
+        line = node.start_mark.line + 1
+    return line
+
+
+def parse_spec(text: str, source: str = "<string>") -> ClusterSpec:
+    """Parse and validate a cluster spec; errors name the file, line and field."""
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(f"malformed YAML: {getattr(e, 'problem', e)}", file=source,
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputError("a cluster spec must be a mapping with 'name' and 'node_groups'",
+                         file=source, line=1)
+    try:
+        return ClusterSpec.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = tuple(p for p in err["loc"])
+        field = ".".join(str(p) for p in loc) or None
+        msg = err["msg"].removeprefix("Value error, ")
+        more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
+        raise InputError(msg + more, file=source, line=_line_of(root, loc), field=field) from None
+
+
+def shipped_specs() -> list[str]:
+    """Names of the cluster specs that ship with the package."""
+    folder = resources.files("dlsched.cluster") / "specs"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_spec(name_or_path: str | Path) -> ClusterSpec:
+    """Load a spec from a file path, or by the name of a shipped spec."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.exists():
+            raise InputError("no such file", file=str(path))
+        return parse_spec(path.read_text(), str(path))
+    name = str(name_or_path)
+    if name not in shipped_specs():
+        raise UnknownNameError("cluster spec", name, shipped_specs())
+    text = (resources.files("dlsched.cluster") / "specs" / f"{name}.yaml").read_text()
+    return parse_spec(text, f"{name}.yaml")

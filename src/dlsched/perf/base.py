@@ -1,0 +1,101 @@
+"""The performance-model contract, and the simple model the foundation runs on.
+
+``PerfModel.price(job, gpus, plan)`` is what every policy and engine calls to
+know how fast a job runs on an allocation.  It must be pure (same inputs,
+same answer) so implementations can cache by placement shape.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from dlsched.cluster.placement import ideal_gpus
+from dlsched.cluster.topology import Cluster, Tier
+from dlsched.workload.job import JobSpec
+from dlsched.workload.models import get_model
+
+
+@dataclass(frozen=True, slots=True)
+class IterCost:
+    """Seconds per iteration, split into compute and exposed (non-overlapped) communication."""
+
+    total: float
+    compute: float
+    comm: float
+
+    @property
+    def comm_share(self) -> float:
+        return self.comm / self.total if self.total > 0 else 0.0
+
+
+class PerfModel(ABC):
+    """Prices a job on an allocation."""
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+
+    @abstractmethod
+    def price(self, job: JobSpec, gpus: Sequence[int] | np.ndarray, plan=None) -> IterCost:
+        """Iteration time of ``job`` on exactly these GPU ids (with a parallelism plan, if any)."""
+
+    def iteration_time(self, job: JobSpec, gpus, plan=None) -> float:
+        return self.price(job, gpus, plan).total
+
+    def reference_gpus(self, job: JobSpec) -> np.ndarray:
+        """The job's requested GPUs, as tightly placed as the empty cluster allows."""
+        t = self.cluster.type_id(job.gpu_type) if job.gpu_type else 0
+        return ideal_gpus(self.cluster, job.num_gpus, t)
+
+    def reference_time(self, job: JobSpec) -> float:
+        """Iteration time on the requested GPUs, consolidated: turns a trace duration into iterations."""
+        return self.iteration_time(job, self.reference_gpus(job))
+
+    def packing_factors(self, jobs: Sequence[JobSpec], gpu_type: str) -> list[float]:
+        """Fraction of its solo speed each job keeps when these jobs share one GPU.
+
+        Default: plain time-slicing, 1/n each.  Interference-aware models override.
+        """
+        return [1.0 / len(jobs)] * len(jobs)
+
+    def describe(self) -> dict:
+        return {"perf_model": type(self).__name__}
+
+
+class SimplePerfModel(PerfModel):
+    """Compute from FLOPs at a fixed efficiency, plus one ring all-reduce on the slowest tier.
+
+    Deliberately coarse (no overlap, no bucketing, no per-tier hierarchy): it
+    is the foundation's stand-in, and the fallback when nothing better is
+    configured.  ``dlsched.perf.model.PlacementPerfModel`` is the real one.
+    """
+
+    def __init__(self, cluster: Cluster, efficiency: float = 0.3):
+        super().__init__(cluster)
+        self.efficiency = efficiency
+        self._cache: dict = {}
+
+    def price(self, job: JobSpec, gpus, plan=None) -> IterCost:
+        g = np.asarray(gpus, dtype=np.int64)
+        n = int(g.size)
+        c = self.cluster
+        tier = c.tier(g)
+        node = int(c.gpu_node[g[0]])
+        key = (job.model, job.params, job.batch_size, int(c.gpu_type_idx[g[0]]), n, tier, node if tier <= Tier.CROSS_SOCKET else c.nodes[node].group)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        model = get_model(job.model, job.params)
+        gt = c.nodes[node].gpu
+        peak = (gt.fp16_tflops if model.bytes_per_param == 2 else gt.fp32_tflops) * 1e12
+        compute = model.train_flops_per_sample * job.batch_size / (n * peak * self.efficiency)
+        comm = 0.0
+        if n > 1:
+            link = c.link(tier, node)
+            comm = 2 * (n - 1) * link.latency_s + 2 * (n - 1) / n * model.gradient_bytes / link.bandwidth_Bps
+        cost = IterCost(compute + comm, compute, comm)
+        self._cache[key] = cost
+        return cost

@@ -1,0 +1,173 @@
+"""The contract between schedulers and the engines that run them.
+
+A policy sees a ``ClusterView`` and returns a ``Decision``.  The same policy
+object runs under the simulator (``dlsched.sim``) and the live runtime
+(``dlsched.live``); it never learns which.  The view hands out the engine's
+own ``JobState`` objects for speed: policies read them and never write them
+(debug mode checks that the engine's invariants still hold after each call).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Iterable
+
+import numpy as np
+
+from dlsched.cluster.freemap import FreeMap
+from dlsched.cluster.topology import Cluster
+from dlsched.workload.job import JobSpec
+
+if TYPE_CHECKING:
+    from dlsched.perf.base import PerfModel
+
+
+class JobStatus(str, Enum):
+    PENDING = "pending"  # submitted, never started
+    RUNNING = "running"  # holds GPUs (possibly still paying a start/restore overhead)
+    SUSPENDED = "suspended"  # ran before, back in the queue (preempted or time-sliced out)
+    FINISHED = "finished"
+    DROPPED = "dropped"  # removed by the policy (e.g. deadline cannot be met)
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Where a job runs: GPU ids, and optionally a parallelism plan the engine passes through."""
+
+    gpus: tuple[int, ...]
+    plan: object | None = None
+    shared: bool = False  # may share GPUs with other jobs (packing); otherwise GPUs must be free
+
+    @staticmethod
+    def of(gpus: Iterable[int], plan=None, shared: bool = False) -> "Allocation":
+        return Allocation(tuple(sorted(int(g) for g in gpus)), plan, shared)
+
+    @property
+    def num_gpus(self) -> int:
+        return len(self.gpus)
+
+
+@dataclass(slots=True, eq=False)
+class JobState:
+    """What the engine knows about a job; policies read it, engines write it."""
+
+    spec: JobSpec
+    total_iterations: int
+    done_iterations: float = 0.0  # as of ``updated_at``; use ClusterView.progress for "now"
+    status: JobStatus = JobStatus.PENDING
+    allocation: Allocation | None = None
+    rate: float = 0.0  # iterations per second at the current allocation (0 while paying overhead)
+    updated_at: float = 0.0
+    ready_at: float = 0.0  # start/restore overhead ends here; no progress before
+    first_start: float | None = None
+    finish_time: float | None = None
+    queued_since: float = 0.0  # last time it entered the queue
+    queued_time: float = 0.0  # total time spent waiting (excluding the current wait)
+    run_time: float = 0.0  # wall time holding GPUs
+    gpu_seconds: float = 0.0  # attained service: sum over time of GPUs held
+    comm_time: float = 0.0  # exposed communication time accumulated
+    restarts: int = 0  # preemptions followed by a later start
+    migrations: int = 0
+    resizes: int = 0
+    policy_data: dict = field(default_factory=dict)  # scratch space owned by the policy
+
+    @property
+    def job_id(self) -> str:
+        return self.spec.job_id
+
+    @property
+    def remaining(self) -> float:
+        return self.total_iterations - self.done_iterations
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.SUSPENDED)
+
+
+@dataclass(slots=True)
+class Decision:
+    """What a policy wants changed.  Jobs it does not mention keep what they have.
+
+    ``allocate`` starts queued jobs and moves or resizes running ones (the
+    engine tells which by diffing with the present allocation and charges the
+    matching cost); ``preempt`` sends running jobs back to the queue;
+    ``drop`` removes jobs for good with a reason; ``wakeup`` asks for another
+    call at that time even if nothing else happens.
+    """
+
+    allocate: dict[str, Allocation] = field(default_factory=dict)
+    preempt: list[str] = field(default_factory=list)
+    drop: dict[str, str] = field(default_factory=dict)
+    wakeup: float | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.allocate or self.preempt or self.drop)
+
+
+class ClusterView:
+    """Read-only window on an engine's state, given to ``JobPolicy.schedule``."""
+
+    def __init__(self, cluster: Cluster, freemap: FreeMap, jobs: dict[str, JobState],
+                 perf: "PerfModel", now: float = 0.0):
+        self.cluster = cluster
+        self.free = freemap
+        self.jobs = jobs  # every job the engine knows that is still active
+        self.perf = perf
+        self.now = now
+
+    def queued(self) -> list[JobState]:
+        """Pending and suspended jobs in submission order (ties by job id)."""
+        q = [j for j in self.jobs.values()
+             if j.status in (JobStatus.PENDING, JobStatus.SUSPENDED)]
+        q.sort(key=lambda j: (j.spec.submit_time, j.spec.job_id))
+        return q
+
+    def running(self) -> list[JobState]:
+        return [j for j in self.jobs.values() if j.status == JobStatus.RUNNING]
+
+    def progress(self, job: JobState) -> float:
+        """Iterations done as of ``now`` (the engine updates lazily)."""
+        if job.status != JobStatus.RUNNING:
+            return job.done_iterations
+        start = max(job.updated_at, job.ready_at)
+        return min(float(job.total_iterations),
+                   job.done_iterations + job.rate * max(0.0, self.now - start))
+
+    def free_gpus(self, type_id: int | None = None) -> np.ndarray:
+        """Ids of free GPUs, optionally of one type (O(GPUs); prefer the counts in ``free``)."""
+        mask = self.free.occupancy == 0
+        if type_id is not None:
+            mask &= self.cluster.gpu_type_idx == type_id
+        return np.flatnonzero(mask)
+
+
+class JobPolicy(ABC):
+    """A job scheduler.  Subclasses set ``name`` and implement ``schedule``.
+
+    ``period`` is the scheduling round in seconds (None: called only on
+    events).  ``on_event`` decides whether arrivals/completions trigger a
+    call between rounds.
+    """
+
+    name: str = "?"
+    period: float | None = None
+    schedule_on_events: bool = True
+
+    def reset(self) -> None:
+        """Forget all state before a new run (policies hold timers, queues, history)."""
+
+    def on_submit(self, job: JobState, now: float) -> None:
+        """A job arrived (before the next ``schedule`` call)."""
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        """A job finished or was dropped."""
+
+    @abstractmethod
+    def schedule(self, view: ClusterView, now: float) -> Decision:
+        ...
+
+    def describe(self) -> dict:
+        """Parameters that shape this policy's results (written beside every result)."""
+        return {"policy": self.name, "period_s": self.period}

@@ -1,0 +1,39 @@
+"""JobSpec: what a user submits, as plain immutable data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """One training job as submitted.
+
+    Exactly one of ``total_iterations`` and ``duration_s`` is the job's size.
+    A duration (as traces give it) means "this long on the requested GPUs,
+    consolidated"; the simulator turns it into iterations with the perf model
+    when the job arrives (``dlsched.sim.sizing``), so every policy sees
+    iterations.
+    """
+
+    job_id: str
+    submit_time: float  # seconds from the start of the trace
+    model: str  # a name in the model zoo (dlsched.workload.models)
+    num_gpus: int  # GPU demand as requested
+    batch_size: int = 32  # global batch size
+    total_iterations: int | None = None
+    duration_s: float | None = None
+    gpu_type: str | None = None  # requested / pinned GPU type; None = any
+    elastic: bool = False  # may run on a different GPU count than requested
+    deadline: float | None = None  # absolute, seconds from trace start
+    priority: int = 0
+    user: str = ""
+    params: str | None = None  # model size variant, e.g. "1.3B" (Crius models)
+    extra: dict = field(default_factory=dict, compare=False, hash=False)  # format-specific leftovers
+
+    def __post_init__(self):
+        if (self.total_iterations is None) == (self.duration_s is None):
+            raise ValueError(f"job {self.job_id}: give exactly one of total_iterations and duration_s")
+
+    def with_(self, **changes) -> "JobSpec":
+        return replace(self, **changes)
