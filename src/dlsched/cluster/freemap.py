@@ -25,6 +25,17 @@ class FreeMap:
         self.type_free = cluster.type_gpus.astype(np.int64).copy()
         self.total_free = cluster.num_gpus
 
+    def copy(self) -> "FreeMap":
+        """A scratch copy for planning (policies try allocations on it, never on the engine's)."""
+        new = FreeMap.__new__(FreeMap)
+        new.cluster = self.cluster
+        new.occupancy = self.occupancy.copy()
+        new.node_free = self.node_free.copy()
+        new.rack_type_free = self.rack_type_free.copy()
+        new.type_free = self.type_free.copy()
+        new.total_free = self.total_free
+        return new
+
     # ---------------------------------------------------------------- O(1) queries
 
     def free_on_node(self, node: int) -> int:

@@ -110,30 +110,48 @@ class ClusterView:
     """Read-only window on an engine's state, given to ``JobPolicy.schedule``."""
 
     def __init__(self, cluster: Cluster, freemap: FreeMap, jobs: dict[str, JobState],
-                 perf: "PerfModel", now: float = 0.0):
+                 perf: "PerfModel", now: float = 0.0, *, queue_fn=None,
+                 running: dict[str, JobState] | None = None):
         self.cluster = cluster
         self.free = freemap
         self.jobs = jobs  # every job the engine knows that is still active
         self.perf = perf
         self.now = now
+        # engines that keep their own ordered queue / running set pass them in (speed)
+        self._queue_fn = queue_fn
+        self._running = running
 
     def queued(self) -> list[JobState]:
         """Pending and suspended jobs in submission order (ties by job id)."""
+        if self._queue_fn is not None:
+            return self._queue_fn()
         q = [j for j in self.jobs.values()
              if j.status in (JobStatus.PENDING, JobStatus.SUSPENDED)]
         q.sort(key=lambda j: (j.spec.submit_time, j.spec.job_id))
         return q
 
     def running(self) -> list[JobState]:
+        if self._running is not None:
+            return list(self._running.values())
         return [j for j in self.jobs.values() if j.status == JobStatus.RUNNING]
 
-    def progress(self, job: JobState) -> float:
-        """Iterations done as of ``now`` (the engine updates lazily)."""
+    @staticmethod
+    def progress_of(job: JobState, now: float) -> float:
         if job.status != JobStatus.RUNNING:
             return job.done_iterations
         start = max(job.updated_at, job.ready_at)
         return min(float(job.total_iterations),
-                   job.done_iterations + job.rate * max(0.0, self.now - start))
+                   job.done_iterations + job.rate * max(0.0, now - start))
+
+    def progress(self, job: JobState) -> float:
+        """Iterations done as of ``now`` (the engine updates lazily)."""
+        return self.progress_of(job, self.now)
+
+    def remaining_time(self, job: JobState) -> float:
+        """Seconds until a running job finishes at its present rate (inf if it has none)."""
+        if job.status != JobStatus.RUNNING or job.rate <= 0:
+            return float("inf")
+        return max(0.0, job.ready_at - self.now) + (job.total_iterations - self.progress(job)) / job.rate
 
     def free_gpus(self, type_id: int | None = None) -> np.ndarray:
         """Ids of free GPUs, optionally of one type (O(GPUs); prefer the counts in ``free``)."""
@@ -167,6 +185,14 @@ class JobPolicy(ABC):
     @abstractmethod
     def schedule(self, view: ClusterView, now: float) -> Decision:
         ...
+
+    def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
+        """Seconds before ``job`` makes progress on ``new``; None takes the engine's default.
+
+        ``kind`` is "start", "resume", "migrate" or "resize".  Policies whose
+        papers charge their own costs (Crius's re-planning time) override this.
+        """
+        return None
 
     def describe(self) -> dict:
         """Parameters that shape this policy's results (written beside every result)."""

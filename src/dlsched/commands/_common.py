@@ -1,0 +1,109 @@
+"""Argument groups and loaders shared by the simulation commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dlsched.cluster.topology import Cluster
+from dlsched.errors import InputError
+from dlsched.sim.engine import SimConfig
+
+DEFAULT_CLUSTER = "crius-sim"
+DEFAULT_JOBS = 2000
+DEFAULT_DAYS = 2.0
+
+
+def add_input_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", default=DEFAULT_CLUSTER,
+                   help=f"shipped spec name or YAML path (default {DEFAULT_CLUSTER})")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--trace", help="trace file (format detected from its header)")
+    src.add_argument("--synthetic", action="store_true",
+                     help="generate a Philly-like synthetic trace (the default when no --trace)")
+    p.add_argument("--format", default="auto", help="trace format (default: detect)")
+    p.add_argument("--skip-bad-rows", action="store_true",
+                   help="skip malformed or infeasible rows, reporting how many and why")
+    p.add_argument("--jobs", type=int, default=None,
+                   help=f"synthetic: number of jobs (default {DEFAULT_JOBS}); trace: keep the first N")
+    p.add_argument("--days", type=float, default=DEFAULT_DAYS, help="synthetic: span of arrivals in days")
+    p.add_argument("--seed", type=int, default=0, help="random seed (synthetic trace and policies)")
+    p.add_argument("--perf", default="auto", choices=["auto", "placement", "simple"],
+                   help="performance model pricing allocations")
+    p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
+    p.add_argument("--max-time", type=float, default=None, help="stop the simulation at this time (s)")
+    p.add_argument("--checkpoint-interval", type=float, default=None,
+                   help="seconds between checkpoints; preemption loses work since the last one "
+                        "(default: checkpoint at preemption)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def load_cluster(name: str) -> Cluster:
+    return Cluster.load(name)
+
+
+def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
+    """Jobs from a trace or the generator, checked against the cluster; returns (jobs, info)."""
+    from dlsched.workload.validate import check_jobs
+
+    if args.trace:
+        from dlsched.workload.readers import read_trace
+
+        load = read_trace(args.trace, fmt=args.format, skip_bad_rows=args.skip_bad_rows)
+        jobs, skipped, source = load.jobs, list(load.skipped), load.source
+        if args.jobs is not None:
+            jobs = jobs[:args.jobs]
+        info = {"trace": args.trace, "format": args.format}
+    else:
+        from dlsched.workload.synthetic import philly_like
+
+        n = args.jobs or DEFAULT_JOBS
+        jobs = philly_like(cluster, n_jobs=n, days=args.days, seed=args.seed)
+        skipped, source = [], "synthetic"
+        info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": args.days}
+    jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
+    skipped += list(bad)
+    if skipped:
+        reasons: dict[str, int] = {}
+        for s in skipped:
+            reasons[s.reason] = reasons.get(s.reason, 0) + 1
+        print(f"dlsched: skipped {len(skipped)} rows of {source}:", file=sys.stderr)
+        for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            print(f"  {count} x {reason}", file=sys.stderr)
+        info["skipped_rows"] = len(skipped)
+        info["skipped_reasons"] = reasons
+    if not jobs:
+        raise InputError("no jobs to simulate", file=source)
+    return jobs, info
+
+
+def sim_config(args) -> SimConfig:
+    return SimConfig(seed=args.seed, debug=args.debug, max_time=args.max_time,
+                     checkpoint_interval_s=args.checkpoint_interval)
+
+
+def perf_model(args, cluster: Cluster):
+    from dlsched.perf.default import default_perf_model
+
+    return default_perf_model(cluster, args.perf)
+
+
+def progress_bar(quiet: bool, label: str):
+    """A context manager yielding a callback ``(now, done, total)``; a no-op when quiet."""
+    import contextlib
+
+    if quiet or not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    @contextlib.contextmanager
+    def bar():
+        with Progress(TextColumn(label), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
+                      TextColumn("sim t={task.fields[t]:.0f}s"), TimeElapsedColumn(),
+                      transient=True) as prog:
+            task = prog.add_task(label, total=1, t=0.0)
+
+            def cb(now, done, total):
+                prog.update(task, completed=done, total=total, t=now)
+            yield cb
+    return bar()

@@ -1,0 +1,96 @@
+"""Writing and reading a run's results directory.
+
+A results directory holds ``jobs.csv`` (one JobRecord per row),
+``series.csv`` (time series), ``summary.json`` (headline figures plus the
+parameters that produced them).  Simulated and live runs write the same
+layout, so ``dlsched report`` reads either.  Output is byte-identical for
+identical inputs: fixed column order, ``repr``-exact floats, sorted keys.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import fields
+from pathlib import Path
+
+from dlsched.errors import InputError
+from dlsched.report.records import JobRecord, TimeSeries
+
+
+def _fmt(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(round(v, 6))
+    return v
+
+
+def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary: dict,
+                  params: dict) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "jobs.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(JobRecord.columns())
+        for r in records:
+            w.writerow([_fmt(v) for v in r.row()])
+    cols = series.columns()
+    with open(out / "series.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(list(cols))
+        for row in zip(*cols.values()):
+            w.writerow([_fmt(v) for v in row])
+    doc = {"summary": summary, "params": params}
+    (out / "summary.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+    return out
+
+
+_INT = {"num_gpus", "total_iterations", "restarts", "migrations", "resizes"}
+_STR = {"job_id", "model", "gpu_type", "status", "reason"}
+
+
+def read_records(path) -> list[JobRecord]:
+    path = Path(path)
+    names = [f.name for f in fields(JobRecord)]
+    out = []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = set(names) - set(reader.fieldnames or [])
+        if missing:
+            raise InputError(f"missing columns {sorted(missing)}", file=str(path), line=1)
+        for line, row in enumerate(reader, start=2):
+            kw = {}
+            for n in names:
+                v = row[n]
+                try:
+                    if n in _STR:
+                        kw[n] = v
+                    elif v == "":
+                        kw[n] = None
+                    elif n in _INT:
+                        kw[n] = int(v)
+                    else:
+                        kw[n] = float(v)
+                except ValueError:
+                    raise InputError(f"not a number: {v!r}", file=str(path), line=line, field=n) from None
+            out.append(JobRecord(**kw))
+    return out
+
+
+def read_series(path) -> TimeSeries:
+    ts = TimeSeries()
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            ts.add(float(row["time"]), int(row["busy_gpus"]), int(row["running_jobs"]),
+                   int(row["queued_jobs"]), float(row["throughput"]))
+    return ts
+
+
+def read_results(out_dir) -> tuple[list[JobRecord], TimeSeries, dict]:
+    out = Path(out_dir)
+    if not (out / "jobs.csv").exists():
+        raise InputError("not a results directory (no jobs.csv)", file=str(out))
+    doc = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+    series = read_series(out / "series.csv") if (out / "series.csv").exists() else TimeSeries()
+    return read_records(out / "jobs.csv"), series, doc

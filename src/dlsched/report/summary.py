@@ -1,0 +1,52 @@
+"""Summary statistics over job records and time series."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dlsched.report.records import JobRecord, TimeSeries
+
+
+def _time_weighted_mean(t: np.ndarray, v: np.ndarray, end: float) -> float:
+    if t.size == 0 or end <= t[0]:
+        return 0.0
+    dt = np.diff(np.append(t, end))
+    return float((v * dt).sum() / (end - t[0]))
+
+
+def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> dict:
+    """Headline figures of a run.  Times in seconds; utilisation in [0, 1]."""
+    finished = [r for r in records if r.status == "finished"]
+    jct = np.array([r.jct for r in finished], dtype=float)
+    queue = np.array([r.queueing_delay for r in records], dtype=float)
+    submit0 = min((r.submit for r in records), default=0.0)
+    end = max((r.finish for r in finished), default=submit0)
+    t = np.asarray(series.time, dtype=float)
+    busy = np.asarray(series.busy_gpus, dtype=float)
+    thr = np.asarray(series.throughput, dtype=float)
+    horizon = max(end, t[-1] if t.size else end)
+
+    def pct(q):
+        return float(np.percentile(jct, q)) if jct.size else None
+
+    return {
+        "jobs": len(records),
+        "finished": len(finished),
+        "dropped": sum(r.status == "dropped" for r in records),
+        "unfinished": sum(r.status == "unfinished" for r in records),
+        "avg_jct": float(jct.mean()) if jct.size else None,
+        "median_jct": pct(50),
+        "p95_jct": pct(95),
+        "p99_jct": pct(99),
+        "makespan": float(end - submit0),
+        "avg_queue": float(queue.mean()) if queue.size else None,
+        "utilization": _time_weighted_mean(t, busy, horizon) / total_gpus if total_gpus else 0.0,
+        "avg_throughput": _time_weighted_mean(t, thr, horizon),
+        "peak_throughput": float(thr.max()) if thr.size else 0.0,
+        "restarts_per_job": float(np.mean([r.restarts for r in records])) if records else 0.0,
+        "migrations": int(sum(r.migrations for r in records)),
+        "resizes": int(sum(r.resizes for r in records)),
+        "gpu_hours": float(sum(r.gpu_seconds for r in records) / 3600),
+        "comm_share": (float(sum(r.comm_time for r in records) / sum(r.run_time for r in records))
+                       if any(r.run_time for r in records) else 0.0),
+    }
