@@ -72,7 +72,9 @@ def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
     (ties: the type listed first in the cluster spec).  ``max_tier`` refuses
     placements looser than that tier (Dally's machine / rack consolidation).
     Intra-node tiers are not distinguished here: any single node counts as
-    the machine tier.
+    the machine tier.  An unpinned job too big for any one type may span
+    types (fullest racks and nodes first); it then runs at the pace of its
+    slowest GPU, which is the perf model's business.
     """
     if n <= 0:
         raise ValueError("a placement needs at least one GPU")
@@ -84,6 +86,12 @@ def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
             best = got
             if best[0] == Tier.NVLINK:
                 break
+    if best is None and type_id is None and max_tier >= Tier.NETWORK and freemap.total_free >= n:
+        c = freemap.cluster
+        free = freemap.node_free
+        rack_free = freemap.rack_type_free.sum(axis=1)
+        order = np.lexsort((-free, -rack_free[c.node_rack]))
+        return _take(freemap, order, n)
     return None if best is None else best[1]
 
 

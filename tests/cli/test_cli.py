@@ -1,0 +1,71 @@
+import json
+
+import pytest
+
+from dlsched.cli import main
+
+
+def write_trace(path, rows):
+    path.write_text("job_id,submit_time,model,num_gpus,batch_size,iterations\n" +
+                    "".join(",".join(map(str, r)) + "\n" for r in rows))
+    return path
+
+
+def test_simulate_writes_results_and_is_byte_identical(tmp_path, capsys):
+    out1, out2 = tmp_path / "a", tmp_path / "b"
+    args = ["simulate", "--cluster", "crius-testbed", "--synthetic", "--jobs", "60", "--days", "0.2",
+            "--seed", "3", "--quiet"]
+    assert main(args + ["--out", str(out1)]) == 0
+    assert main(args + ["--out", str(out2)]) == 0
+    for name in ("jobs.csv", "series.csv", "summary.json"):
+        assert (out1 / name).read_bytes() == (out2 / name).read_bytes()
+    doc = json.loads((out1 / "summary.json").read_text())
+    assert doc["params"]["cluster"] == "crius-testbed" and doc["params"]["sim"]["seed"] == 3
+    assert doc["summary"]["jobs"] == 60
+    assert "avg JCT" in capsys.readouterr().out
+
+
+def test_compare_and_report(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert main(["compare", "--cluster", "crius-testbed", "--jobs", "40", "--days", "0.1", "--quiet",
+                 "--policies", "fcfs,fcfs-backfill", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "fcfs-backfill" in text
+    assert main(["report", str(out / "fcfs"), str(out / "fcfs-backfill")]) == 0
+    assert "fcfs-backfill" in capsys.readouterr().out
+
+
+def test_unknown_policy_is_a_clean_error(capsys):
+    assert main(["simulate", "--policy", "nope", "--quiet"]) == 2
+    assert "unknown policy 'nope'" in capsys.readouterr().err
+
+
+def test_unknown_cluster_is_a_clean_error(capsys):
+    assert main(["simulate", "--cluster", "nowhere", "--quiet"]) == 2
+    assert "unknown cluster spec" in capsys.readouterr().err
+
+
+def test_trace_with_too_big_job(tmp_path, capsys):
+    trace = write_trace(tmp_path / "t.csv", [("a", 0, "resnet50", 2, 32, 100), ("b", 5, "resnet50", 999, 32, 100)])
+    assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--quiet",
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "t.csv" in err and "line 3" in err and "num_gpus" in err
+    assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--quiet",
+                 "--skip-bad-rows", "--out", str(tmp_path / "o")]) == 0
+    cap = capsys.readouterr()
+    assert "skipped 1 rows" in cap.err
+
+
+def test_bad_row_in_trace(tmp_path, capsys):
+    trace = write_trace(tmp_path / "t.csv", [("a", 0, "resnet50", 2, 32, 100), ("b", -5, "resnet50", 1, 32, 100)])
+    assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--quiet",
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "line 3" in err and "submit_time" in err
+
+
+def test_default_command_runs_embedded_default(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--quiet", "--jobs", "50"]) == 0
+    assert (tmp_path / "runs" / "latest" / "summary.json").exists()

@@ -1,0 +1,17 @@
+"""Shared fixtures; the shared data folder is reached through ../shared from the repo root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"shared data folder not found at {SHARED} (expected beside the repository)")
+    return SHARED

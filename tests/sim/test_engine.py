@@ -1,0 +1,168 @@
+"""The engine's accounting, on hand-made policies whose outcome can be worked out by hand."""
+
+import pytest
+
+from dlsched.cluster import Cluster
+from dlsched.cluster.placement import pick_gpus
+from dlsched.errors import InvariantError
+from dlsched.perf.base import IterCost, PerfModel
+from dlsched.policies.base import Allocation, Decision, JobPolicy
+from dlsched.sim import SimConfig, Simulator
+from dlsched.workload.job import JobSpec
+
+
+class FixedPerf(PerfModel):
+    """One second per iteration on any allocation, a tenth of it communication."""
+
+    def price(self, job, gpus, plan=None):
+        return IterCost(1.0, 0.9, 0.1)
+
+
+class Scripted(JobPolicy):
+    """Replays a list of (time, Decision-builder) steps; builders see the view."""
+
+    name = "scripted"
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def schedule(self, view, now):
+        nxt = min((t for t, _ in self.steps if t > now), default=None)
+        for t, build in self.steps:
+            if t == now:
+                d = build(view)
+                d.wakeup = nxt
+                return d
+        return Decision(wakeup=nxt)
+
+
+@pytest.fixture
+def cluster():
+    return Cluster.load("crius-testbed")
+
+
+def job(jid, t=0.0, n=1, iters=100, **kw):
+    return JobSpec(jid, t, "resnet50", n, 32, total_iterations=iters, **kw)
+
+
+def run(cluster, policy, jobs, **cfg):
+    cfg.setdefault("debug", True)
+    cfg.setdefault("restore_base_s", 0.0)
+    cfg.setdefault("restore_s_per_gb", 0.0)
+    return Simulator(cluster, policy, jobs, perf=FixedPerf(cluster), config=SimConfig(**cfg)).run()
+
+
+def test_single_job_accounting(cluster):
+    pol = Scripted([(10.0, lambda v: Decision(allocate={"a": Allocation.of([0, 1])}))])
+    res = run(cluster, pol, [job("a", n=2, iters=100)])
+    r = res.records[0]
+    assert r.status == "finished"
+    assert r.first_start == 10.0 and r.finish == 110.0 and r.jct == 110.0
+    assert r.queueing_delay == 10.0
+    assert r.run_time == 100.0 and r.gpu_seconds == 200.0
+    assert r.comm_time == pytest.approx(10.0)
+    assert res.summary["finished"] == 1
+
+
+def test_preempt_and_resume_with_overhead(cluster):
+    steps = [
+        (0.0, lambda v: Decision(allocate={"a": Allocation.of([0])})),
+        (30.0, lambda v: Decision(preempt=["a"])),
+        (50.0, lambda v: Decision(allocate={"a": Allocation.of([5])})),
+    ]
+    res = run(cluster, Scripted(steps), [job("a", iters=100)], restore_base_s=7.0)
+    r = res.records[0]
+    # 30 iterations, 20 s queued, 7 s restore, 70 more iterations
+    assert r.finish == pytest.approx(50 + 7 + 70)
+    assert r.restarts == 1 and r.queueing_delay == pytest.approx(20.0)
+    assert r.run_time == pytest.approx(30 + 77)
+
+
+def test_checkpoint_interval_loses_work(cluster):
+    steps = [
+        (0.0, lambda v: Decision(allocate={"a": Allocation.of([0])})),
+        (25.0, lambda v: Decision(preempt=["a"])),
+        (30.0, lambda v: Decision(allocate={"a": Allocation.of([0])})),
+    ]
+    res = run(cluster, Scripted(steps), [job("a", iters=100)], checkpoint_interval_s=10.0)
+    # checkpoints at 10 and 20 s: the 5 iterations after 20 s are lost
+    assert res.records[0].finish == pytest.approx(30 + 80)
+
+
+def test_migration_and_resize_are_counted(cluster):
+    steps = [
+        (0.0, lambda v: Decision(allocate={"a": Allocation.of([0, 1])})),
+        (10.0, lambda v: Decision(allocate={"a": Allocation.of([2, 3])})),
+        (20.0, lambda v: Decision(allocate={"a": Allocation.of([2, 3, 4, 5])})),
+    ]
+    res = run(cluster, Scripted(steps), [job("a", n=2, iters=50)])
+    r = res.records[0]
+    assert (r.migrations, r.resizes, r.restarts) == (1, 1, 0)
+    assert r.finish == pytest.approx(50.0)
+
+
+def test_swap_in_one_decision(cluster):
+    steps = [
+        (0.0, lambda v: Decision(allocate={"a": Allocation.of([0]), "b": Allocation.of([1])})),
+        (5.0, lambda v: Decision(allocate={"a": Allocation.of([1]), "b": Allocation.of([0])})),
+    ]
+    res = run(cluster, Scripted(steps), [job("a", iters=20), job("b", iters=20)])
+    assert all(r.migrations == 1 and r.status == "finished" for r in res.records)
+
+
+def test_policy_bugs_are_caught(cluster):
+    double = Scripted([(0.0, lambda v: Decision(allocate={"a": Allocation.of([0]), "b": Allocation.of([0])}))])
+    with pytest.raises(InvariantError, match="already held"):
+        run(cluster, double, [job("a"), job("b")])
+    ghost = Scripted([(0.0, lambda v: Decision(preempt=["a"]))])
+    with pytest.raises(InvariantError, match="not running"):
+        run(cluster, ghost, [job("a")])
+
+
+def test_packing_uses_perf_factors(cluster):
+    steps = [(0.0, lambda v: Decision(allocate={"a": Allocation.of([0], shared=True),
+                                                "b": Allocation.of([0], shared=True)}))]
+    res = run(cluster, Scripted(steps), [job("a", iters=10), job("b", iters=30)])
+    fin = {r.job_id: r.finish for r in res.records}
+    # time-sliced at half speed until a ends at 20 s, then b alone: 20 left at full speed
+    assert fin == {"a": pytest.approx(20.0), "b": pytest.approx(40.0)}
+
+
+def test_drop_and_unfinished_are_reported(cluster):
+    steps = [(0.0, lambda v: Decision(drop={"a": "deadline cannot be met"}))]
+    res = run(cluster, Scripted(steps), [job("a"), job("b")])
+    by = {r.job_id: r for r in res.records}
+    assert by["a"].status == "dropped" and by["a"].reason == "deadline cannot be met"
+    assert by["b"].status == "unfinished" and "cannot be placed" in by["b"].reason
+    assert res.summary["jobs"] == 2 and res.summary["finished"] == 0
+
+
+def test_max_time_stops(cluster):
+    pol = Scripted([(0.0, lambda v: Decision(allocate={"a": Allocation.of([0])}))])
+    res = run(cluster, pol, [job("a", iters=1000)], max_time=100.0)
+    r = res.records[0]
+    assert r.status == "unfinished" and r.done_iterations == pytest.approx(100.0)
+
+
+def test_duration_jobs_are_sized_by_reference_time(cluster):
+    class Greedy(JobPolicy):
+        name = "greedy"
+
+        def schedule(self, view, now):
+            d = Decision()
+            fm = view.free.copy()
+            for j in view.queued():
+                g = pick_gpus(fm, j.spec.num_gpus)
+                if g is not None:
+                    fm.allocate(g)
+                    d.allocate[j.job_id] = Allocation.of(g)
+            return d
+
+    spec = JobSpec("d", 0.0, "resnet50", 2, 32, duration_s=3600.0)
+    res = run(cluster, Greedy(), [spec])
+    assert res.records[0].total_iterations == 3600 and res.records[0].jct == pytest.approx(3600.0)
+
+
+def test_duplicate_ids_rejected(cluster):
+    with pytest.raises(InvariantError, match="duplicate job ids"):
+        Simulator(cluster, Scripted([]), [job("a"), job("a")], perf=FixedPerf(cluster))
