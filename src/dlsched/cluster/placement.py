@@ -95,14 +95,14 @@ def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
     return None if best is None else best[1]
 
 
-def ideal_gpus(cluster: Cluster, n: int, type_id: int) -> np.ndarray:
-    """The tightest placement of ``n`` GPUs of a type on an empty cluster (for sizing jobs)."""
+def ideal_gpus(cluster: Cluster, n: int, type_id: int | None) -> np.ndarray:
+    """The tightest placement of ``n`` GPUs (of a type, or of any) on an empty cluster, for sizing jobs."""
     cache = cluster.__dict__.setdefault("_ideal_cache", {})
     key = (n, type_id)
     if key not in cache:
         got = pick_gpus(FreeMap(cluster), n, type_id)
         if got is None:
-            raise ValueError(f"cluster {cluster.name} has fewer than {n} GPUs of "
-                             f"{cluster.gpu_types[type_id].name}")
+            what = "in all" if type_id is None else f"of {cluster.gpu_types[type_id].name}"
+            raise ValueError(f"cluster {cluster.name} has fewer than {n} GPUs {what}")
         cache[key] = got
     return cache[key]

@@ -47,7 +47,7 @@ class PerfModel(ABC):
 
     def reference_gpus(self, job: JobSpec) -> np.ndarray:
         """The job's requested GPUs, as tightly placed as the empty cluster allows."""
-        t = self.cluster.type_id(job.gpu_type) if job.gpu_type else 0
+        t = self.cluster.type_id(job.gpu_type) if job.gpu_type else None
         return ideal_gpus(self.cluster, job.num_gpus, t)
 
     def reference_time(self, job: JobSpec) -> float:

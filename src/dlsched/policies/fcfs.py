@@ -33,75 +33,100 @@ class FCFS(JobPolicy):
     name = "fcfs"
     backfill = False
 
+    def __init__(self, window: int = 200):
+        # Backfilling looks at most this many queued jobs past the first blocked one, as
+        # production backfill schedulers do (Slurm's bf_max_job_test), which bounds the cost
+        # of one call on a long queue.
+        self.window = window
+        self.reset()
+
+    def reset(self) -> None:
+        self._running: dict[int | None, dict[str, JobState]] = {}  # GPU type -> jobs we started
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        held = job.policy_data.get("held_type", -1)
+        if held != -1:
+            self._running.get(held, {}).pop(job.job_id, None)
+
     def schedule(self, view: ClusterView, now: float) -> Decision:
         decision = Decision()
         free = view.free
         if free.total_free == 0:
             return decision
-        queue = view.queued()
-        if not queue:
-            return decision
         scratch = None  # copied only once something is placed
-        reservation = None  # (time, type_id, spare GPUs at that time) for the blocked head
-        for job in queue:
+        reservations: dict[int | None, tuple[float, int]] = {}  # type -> (shadow time, spare GPUs)
+        looked = 0
+        for job in view.queued():
             fm = scratch or free
             if fm.total_free == 0:
                 break
+            if reservations:
+                looked += 1
+                if looked > self.window:
+                    break
             t = _type_id(view, job)
             n = job.spec.num_gpus
             fits = fm.free_of_type(t) >= n
-            if fits and reservation is not None and not self._may_backfill(view, job, t, reservation):
+            if fits and reservations and not self._may_backfill(view, job, t, reservations):
                 continue
             gpus = pick_gpus(fm, n, t) if fits else None
             if gpus is None:  # blocked (with any type, free GPUs may be spread over types)
                 if not self.backfill:
                     break
-                if reservation is None:
-                    reservation = self._reserve(view, job, t, fm)
+                if t not in reservations:
+                    reservations[t] = self._reserve(view, job, t, fm)
                 continue
             if scratch is None:
                 scratch = free.copy()
             scratch.allocate(gpus)
             decision.allocate[job.job_id] = Allocation.of(gpus)
-            if reservation is not None:
-                reservation = self._consume(view, job, t, gpus, reservation)
+            held = t if t is not None else int(view.cluster.gpu_type_idx[gpus[0]])
+            job.policy_data["held_type"] = held
+            self._running.setdefault(held, {})[job.job_id] = job
+            if reservations:
+                self._consume(view, job, t, n, reservations)
         return decision
 
     # ---------------------------------------------------------------- EASY backfilling
 
-    def _reserve(self, view: ClusterView, head: JobState, t: int | None, fm):
-        """When will the head job fit, and how many GPUs of its type are spare then?"""
-        cluster = view.cluster
-        ends = []
-        for job in view.running():
-            gpus = job.allocation.gpus
-            n = len(gpus) if t is None else int((cluster.gpu_type_idx[list(gpus)] == t).sum())
-            if n:
-                ends.append((view.remaining_time(job), n))
-        ends.sort()
+    def _reserve(self, view: ClusterView, head: JobState, t: int | None, fm) -> tuple[float, int]:
+        """When will the head fit (GPUs of its type freed by running jobs), and what is spare then?"""
+        groups = self._running.values() if t is None else [self._running.get(t, {})]
+        ends = sorted(self._end(view, j) for g in groups for j in g.values())
         avail = fm.free_of_type(t)
-        shadow = float("inf")
-        for dt, n in ends:
+        need = head.spec.num_gpus
+        for end, n in ends:
             avail += n
-            if avail >= head.spec.num_gpus:
-                shadow = view.now + dt
-                break
-        return shadow, t, avail - head.spec.num_gpus
+            if avail >= need:
+                return end, avail - need
+        return float("inf"), 0
 
-    def _may_backfill(self, view: ClusterView, job: JobState, t: int | None, reservation) -> bool:
-        shadow, head_t, spare = reservation
-        if head_t is not None and t is not None and t != head_t:
-            return True  # a different GPU type never delays the head
-        est = self._estimate(view, job)
-        return view.now + est <= shadow or job.spec.num_gpus <= spare
+    def _may_backfill(self, view: ClusterView, job: JobState, t: int | None, reservations) -> bool:
+        """A job may jump ahead if it delays no reservation on the GPUs it could take."""
+        end = view.now + self._estimate(view, job)
+        for rt, (shadow, spare) in reservations.items():
+            if t is None or rt is None or rt == t:
+                if end > shadow and job.spec.num_gpus > spare:
+                    return False
+        return True
 
-    def _consume(self, view: ClusterView, job: JobState, t: int | None, gpus, reservation):
-        shadow, head_t, spare = reservation
-        if head_t is not None and t is not None and t != head_t:
-            return reservation
-        if view.now + self._estimate(view, job) > shadow:
-            spare -= len(gpus)  # it will still hold these GPUs when the head should start
-        return shadow, head_t, spare
+    def _consume(self, view: ClusterView, job: JobState, t: int | None, n: int, reservations) -> None:
+        end = view.now + self._estimate(view, job)
+        for rt, (shadow, spare) in list(reservations.items()):
+            if (t is None or rt is None or rt == t) and end > shadow:
+                reservations[rt] = (shadow, spare - n)  # it still holds these GPUs at the shadow time
+
+    @classmethod
+    def _end(cls, view: ClusterView, job: JobState) -> tuple[float, int]:
+        """(predicted end, GPUs) of a job we started; the end is fixed while its rate is."""
+        if job.allocation is None:  # started in this very call: not applied yet
+            return view.now + cls._estimate(view, job), job.spec.num_gpus
+        key = (job.rate, job.ready_at)
+        cached = job.policy_data.get("end")
+        if cached is None or cached[0] != key:
+            cached = (key, view.now + view.remaining_time(job))
+            job.policy_data["end"] = cached
+        return cached[1], len(job.allocation.gpus)
 
     @staticmethod
     def _estimate(view: ClusterView, job: JobState) -> float:
@@ -111,6 +136,12 @@ class FCFS(JobPolicy):
             est = view.perf.reference_time(job.spec) * (job.total_iterations - job.done_iterations)
             job.policy_data["est_s"] = est
         return est
+
+    def describe(self) -> dict:
+        d = super().describe()
+        if self.backfill:
+            d["backfill_window"] = self.window
+        return d
 
 
 @register("fcfs-backfill")
