@@ -166,3 +166,15 @@ def test_duration_jobs_are_sized_by_reference_time(cluster):
 def test_duplicate_ids_rejected(cluster):
     with pytest.raises(InvariantError, match="duplicate job ids"):
         Simulator(cluster, Scripted([]), [job("a"), job("a")], perf=FixedPerf(cluster))
+
+
+def test_debug_mode_catches_a_policy_writing_state(cluster):
+    class Meddler(JobPolicy):
+        name = "meddler"
+
+        def schedule(self, view, now):
+            view.free.allocate([0])  # wrong: planning must happen on view.free.copy()
+            return Decision()
+
+    with pytest.raises(InvariantError, match="changed engine state"):
+        run(cluster, Meddler(), [job("a")])

@@ -14,7 +14,7 @@ from dlsched.policies.base import JobPolicy
 _POLICIES: dict[str, type[JobPolicy]] = {}
 
 # modules that define policies; importing one registers what it holds
-_MODULES = ["fcfs", "crius", "gavel", "elasticflow", "gandiva", "tiresias", "dally"]
+_MODULES = ["fcfs", "crius", "gavel", "elasticflow", "gandiva", "tiresias", "dally", "timeslice"]
 
 
 def register(name: str):

@@ -143,9 +143,13 @@ class Simulator:
                 self._push(nxt, _ROUND, "", 0)
             if is_round or (dirty and policy.schedule_on_events):
                 view.now = now
+                before = self._snapshot() if cfg.debug else None
                 s0 = _time.perf_counter()
                 decision = policy.schedule(view, now)
                 sched_time += _time.perf_counter() - s0
+                if before is not None and before != self._snapshot():
+                    raise InvariantError(f"policy {policy.name} changed engine state inside schedule() "
+                                         f"at t={now}; policies must only read the view")
                 sched_calls += 1
                 self._apply(decision, now)
             if cfg.record_series:
@@ -419,6 +423,11 @@ class Simulator:
                 self._price(job, now)
 
     # ------------------------------------------------------------------ debug checks
+
+    def _snapshot(self):
+        jobs = tuple((j.job_id, j.status, j.allocation, j.done_iterations, j.rate, j.ready_at)
+                     for j in self.jobs.values())
+        return jobs, self.free.occupancy.tobytes(), tuple(self.queue), tuple(self.running)
 
     def _check(self, now: float) -> None:
         self.free.check()

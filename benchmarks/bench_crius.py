@@ -1,0 +1,74 @@
+"""Speed of Crius (the issue's targets; figures go to docs/crius.md).
+
+1. Scheduling overhead per arriving job at search depth 3 on the 1,280-GPU
+   cluster under heavy load (the arena trace with arrivals compressed, as
+   Crius section 8.7 "increase[s] the density of job submissions"): the
+   policy times its own work for each arriving job (Cell initialisation +
+   ScaleResource + BestPerf + virtual allocation).  Paper: 0.88-5.98 s per
+   job; target: median under 50 ms.
+2. A whole 13,000-job two-week simulation with Crius (section 8.1's Philly
+   workload size; arena jobs repeated to that count).  Target: under 2 minutes.
+
+    python benchmarks/bench_crius.py [--jobs 13000] [--compress 8] [--skip-whole]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments" / "crius"))
+
+import scenarios  # noqa: E402
+
+from dlsched.perf.adaptive import shared_adaptive_model  # noqa: E402
+from dlsched.policies.registry import make_policy  # noqa: E402
+from dlsched.sim import SimConfig, Simulator  # noqa: E402
+
+
+def overhead(compress: float, depth: int) -> dict:
+    cluster, jobs, _ = scenarios.sim(compress=compress)
+    policy = make_policy("crius", depth=depth)
+    t0 = time.perf_counter()
+    res = Simulator(cluster, policy, jobs, perf=shared_adaptive_model(cluster), config=SimConfig(seed=0)).run()
+    return {"what": f"per-job overhead, depth {depth}, arena x{compress} density, 1,280 GPUs",
+            "jobs": len(jobs), **{(k[:-2] + "_ms" if k.endswith("_s") else k): (round(v * 1e3, 3)
+                                  if k.endswith("_s") else v) for k, v in policy.overhead_stats().items()},
+            "sim_wall_s": round(time.perf_counter() - t0, 2),
+            "avg_jct_s": res.summary["avg_jct"]}
+
+
+def whole(n_jobs: int, days: float) -> dict:
+    cluster, jobs = scenarios.tiled(n_jobs, days)
+    policy = make_policy("crius")
+    t0 = time.perf_counter()
+    res = Simulator(cluster, policy, jobs, perf=shared_adaptive_model(cluster), config=SimConfig(seed=0)).run()
+    wall = time.perf_counter() - t0
+    return {"what": f"whole simulation, {n_jobs} jobs over {days} days, crius, 1,280 GPUs",
+            "wall_s": round(wall, 2), "finished": res.summary["finished"],
+            "schedule_calls": res.stats["schedule_calls"], "schedule_s": round(res.stats["schedule_s"], 2),
+            "per_job_median_ms": round(policy.overhead_stats().get("median_s", 0) * 1e3, 3)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=13000)
+    ap.add_argument("--days", type=float, default=14.0)
+    ap.add_argument("--compress", type=float, default=8.0)
+    ap.add_argument("--depths", default="1,2,3")
+    ap.add_argument("--skip-whole", action="store_true")
+    args = ap.parse_args()
+    if not scenarios.arena_available():
+        print(f"skipped: arena trace not found at {scenarios.ARENA}")
+        return
+    for d in [int(x) for x in args.depths.split(",")]:
+        print(json.dumps(overhead(args.compress, d)), flush=True)
+    if not args.skip_whole:
+        print(json.dumps(whole(args.jobs, args.days)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""``dlsched serve``: run a policy against a Ray cluster, driving real training jobs."""
+
+from __future__ import annotations
+
+from dlsched.commands._live import add_state_arg
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("serve", help="run the live scheduler on a Ray cluster",
+                       description="Run a scheduling policy against a Ray cluster: take jobs from "
+                                   "`dlsched submit`, start/suspend/resume/migrate/resize them through "
+                                   "the job agent, keep state in SQLite. With no --address, starts a "
+                                   "local Ray cluster that emulates several nodes with fake GPUs.")
+    p.add_argument("--policy", default="fcfs", help="scheduling policy (default fcfs)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="policy option, e.g. quantum_s=30 for timeslice (repeatable)")
+    p.add_argument("--address", default=None, help="Ray cluster address ('auto' for a local one)")
+    p.add_argument("--emulate", default="3x2:A40",
+                   help="without --address: emulated nodes, NODESxGPUS[:TYPE][@RACK],... (default 3x2:A40)")
+    add_state_arg(p)
+    p.add_argument("--submit", action="append", default=[], metavar="JOB_YAML",
+                   help="submit these job files first (repeatable)")
+    p.add_argument("--out", default=None, help="write jobs.csv / series.csv / summary.json here "
+                                               "(as `dlsched simulate` does) for `dlsched report`")
+    p.add_argument("--tick", type=float, default=0.2, help="seconds between scheduler rounds (default 0.2)")
+    p.add_argument("--exit-when-done", action="store_true",
+                   help="leave once every submitted job has finished (and free the workers)")
+    p.add_argument("--namespace", default=None,
+                   help="Ray namespace of the worker actors (default: one per state directory)")
+    p.add_argument("--keep-workers", action="store_true",
+                   help="with --exit-when-done: leave the worker actors up for the next service")
+    p.add_argument("--max-time", type=float, default=None, help="leave after this many seconds")
+    p.set_defaults(func=run)
+
+
+def _options(pairs: list[str]) -> dict:
+    import yaml
+
+    from dlsched.errors import InputError
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"expected KEY=VALUE, got {pair!r}", field="--option")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def run(args) -> int:
+    from dlsched.commands._live import open_store
+    from dlsched.errors import InputError
+    from dlsched.live.jobfile import load_jobs
+    from dlsched.live.raycluster import EmulatedCluster, parse_emulation
+    from dlsched.live.service import LiveService, ServiceConfig, connect
+    from dlsched.policies.registry import make_policy
+
+    try:
+        policy = make_policy(args.policy, **_options(args.option))
+    except TypeError as e:
+        raise InputError(f"bad option for policy '{args.policy}': {e}", field="--option") from None
+    jobs = [j for path in args.submit for j in load_jobs(path)]  # fail on a bad file before starting Ray
+    emulated = None
+    if args.address is None:
+        emulated = EmulatedCluster(parse_emulation(args.emulate))
+        connect(emulated.address)
+        emulated.wait()
+    else:
+        connect(args.address)
+    store = open_store(args.state)
+    cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
+                        max_time_s=args.max_time, namespace=args.namespace,
+                        stop_workers_on_exit=not args.keep_workers)
+    service = LiveService(store, policy, cfg)
+    import signal
+
+    def _term(signum, frame):  # leave like Ctrl-C: running jobs go on; a restart adopts them
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, _term)
+    if jobs:  # after the workers are up, so arrival times do not include Ray's start-up
+        store.submit(jobs, source=", ".join(args.submit))
+    print(f"dlsched serve: {service.cluster.describe()}; policy {policy.name}; state {store.path}", flush=True)
+    try:
+        service.run()
+    finally:
+        if emulated is not None:
+            import ray
+
+            ray.shutdown()
+            emulated.shutdown()
+    if args.out:
+        print(f"results in {args.out}/", flush=True)
+    return 0

@@ -1,0 +1,250 @@
+"""The job agent: what a PyTorch training script uses to be scheduled.
+
+A script written against it looks like this::
+
+    with TrainingAgent() as agent:
+        model, opt = build()
+        agent.track(model=model, optimizer=opt)   # restores from the last checkpoint, if any
+        model = agent.wrap(model)                 # DistributedDataParallel when world size > 1
+        for it in agent.iterations():             # stops at an iteration boundary on suspend
+            train_one_step(model, opt, it)
+
+The agent reports progress (iterations, time per iteration) to whoever runs
+it, checkpoints every ``checkpoint_every`` iterations, on request and when
+asked to stop, and restarts from the checkpoint with any world size (elastic
+data parallelism: the global batch stays fixed and is split over the
+workers, so a resize changes speed, not the training recipe).
+
+Run inside the live runtime, the context (rank, world size, rendezvous,
+checkpoint folder, control flags) comes from the worker actor; run by hand,
+it comes from ``DLSCHED_*`` environment variables with single-process
+defaults, so the same script also runs as a plain ``python script.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterator
+
+import torch
+import torch.distributed as dist
+
+from dlsched.live.checkpoints import CHECKPOINT_FILE, CHECKPOINT_META, read_checkpoint_meta  # noqa: F401
+
+
+class SegmentControl:
+    """Flags set by the runtime and progress read by it; shared between threads of one worker."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.checkpoint = threading.Event()
+        self._lock = threading.Lock()
+        self._progress: dict = {}
+
+    def publish(self, **values) -> None:
+        with self._lock:
+            self._progress.update(values)
+
+    def progress(self) -> dict:
+        with self._lock:
+            return dict(self._progress)
+
+
+@dataclass
+class AgentContext:
+    job_id: str = "local"
+    segment: int = 0
+    rank: int = 0
+    world_size: int = 1
+    total_iterations: int = 100
+    batch_size: int = 32  # global
+    checkpoint_dir: str = "checkpoints/local"
+    checkpoint_every: int = 0  # iterations; 0 = only on stop, request and finish
+    master_addr: str = "127.0.0.1"
+    master_port: int = 29500
+    timeout_s: float = 60.0  # collective timeout: a dead peer fails the segment within this
+    args: dict = field(default_factory=dict)
+    control: SegmentControl = field(default_factory=SegmentControl)
+
+    @staticmethod
+    def from_env() -> "AgentContext":
+        e = os.environ
+        return AgentContext(
+            job_id=e.get("DLSCHED_JOB_ID", "local"),
+            rank=int(e.get("RANK", 0)), world_size=int(e.get("WORLD_SIZE", 1)),
+            total_iterations=int(e.get("DLSCHED_ITERATIONS", 100)),
+            batch_size=int(e.get("DLSCHED_BATCH_SIZE", 32)),
+            checkpoint_dir=e.get("DLSCHED_CHECKPOINT_DIR", "checkpoints/local"),
+            checkpoint_every=int(e.get("DLSCHED_CHECKPOINT_EVERY", 0)),
+            master_addr=e.get("MASTER_ADDR", "127.0.0.1"), master_port=int(e.get("MASTER_PORT", 29500)),
+            args=json.loads(e.get("DLSCHED_ARGS", "{}")))
+
+
+_current: AgentContext | None = None
+
+
+def set_context(ctx: AgentContext | None) -> None:
+    """Called by the worker actor before it runs a script (one segment at a time per process)."""
+    global _current
+    _current = ctx
+
+
+def _unwrap(obj):
+    return obj.module if isinstance(obj, torch.nn.parallel.DistributedDataParallel) else obj
+
+
+class TrainingAgent:
+    def __init__(self, context: AgentContext | None = None):
+        self.ctx = context or _current or AgentContext.from_env()
+        self.start_iteration = 0
+        self.iteration = 0
+        self.outcome: str | None = None
+        self._tracked: dict = {}
+        self._distributed = False
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def rank(self) -> int:
+        return self.ctx.rank
+
+    @property
+    def world_size(self) -> int:
+        return self.ctx.world_size
+
+    @property
+    def batch_size(self) -> int:
+        return self.ctx.batch_size
+
+    @property
+    def local_batch(self) -> int:
+        """This worker's share of the global batch (elastic DP keeps the global batch fixed)."""
+        return max(1, self.ctx.batch_size // self.ctx.world_size)
+
+    @property
+    def args(self) -> dict:
+        return self.ctx.args
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> "TrainingAgent":
+        c = self.ctx
+        if c.world_size > 1:
+            dist.init_process_group("gloo", init_method=f"tcp://{c.master_addr}:{c.master_port}",
+                                    rank=c.rank, world_size=c.world_size,
+                                    timeout=timedelta(seconds=c.timeout_s))
+            self._distributed = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self._distributed:
+            try:
+                if exc_type is None:
+                    # leave together: a rank that tears the group down while its peer is still
+                    # writing the checkpoint can leave that peer stuck in its own teardown
+                    dist.barrier()
+                dist.destroy_process_group()
+            except Exception:  # a failed peer can leave the group half-torn; the process lives on
+                pass
+            self._distributed = False
+        if exc_type is None and self.outcome is None:
+            self.outcome = "finished" if self.iteration >= self.ctx.total_iterations else "ended"
+        elif exc_type is not None:
+            self.outcome = "failed"
+        self.ctx.control.publish(outcome=self.outcome, end_wall=time.time())
+        return False
+
+    def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        if self._distributed:
+            return torch.nn.parallel.DistributedDataParallel(model)
+        return model
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def track(self, **objects) -> int:
+        """Name the objects checkpoints hold (anything with state_dict); restore them if a checkpoint exists.
+
+        Returns the iteration training resumes from.
+        """
+        self._tracked.update(objects)
+        path = Path(self.ctx.checkpoint_dir) / CHECKPOINT_FILE
+        if path.exists():
+            state = torch.load(path, map_location="cpu", weights_only=False)
+            for name, obj in objects.items():
+                if name in state["state"]:
+                    _unwrap(obj).load_state_dict(state["state"][name])
+            self.start_iteration = int(state["iteration"])
+        self.iteration = self.start_iteration
+        self.ctx.control.publish(iterations=self.iteration, start_iteration=self.start_iteration,
+                                 checkpoint_iteration=self.start_iteration if path.exists() else None)
+        return self.start_iteration
+
+    def checkpoint(self) -> None:
+        """Write a checkpoint of the tracked objects at the current iteration (rank 0 writes)."""
+        if self.ctx.rank != 0:
+            return
+        folder = Path(self.ctx.checkpoint_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        state = {"iteration": self.iteration, "world_size": self.ctx.world_size,
+                 "state": {n: _unwrap(o).state_dict() for n, o in self._tracked.items()}}
+        # write-then-rename: a crash mid-write never leaves a torn checkpoint behind
+        tmp = folder / (CHECKPOINT_FILE + ".tmp")
+        torch.save(state, tmp)
+        os.replace(tmp, folder / CHECKPOINT_FILE)
+        meta = folder / (CHECKPOINT_META + ".tmp")
+        meta.write_text(json.dumps({"iteration": self.iteration, "world_size": self.ctx.world_size,
+                                    "segment": self.ctx.segment, "time": time.time()}))
+        os.replace(meta, folder / CHECKPOINT_META)
+        self.ctx.control.publish(checkpoint_iteration=self.iteration)
+
+    # ------------------------------------------------------------------ the loop
+
+    def _flags(self) -> tuple[bool, bool]:
+        """Stop / checkpoint flags agreed by all workers, so every rank stops at the same boundary."""
+        ctl = self.ctx.control
+        local = [int(ctl.stop.is_set()), int(ctl.checkpoint.is_set())]
+        if self._distributed:
+            t = torch.tensor(local, dtype=torch.int32)
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+            local = t.tolist()
+        return bool(local[0]), bool(local[1])
+
+    def iterations(self) -> Iterator[int]:
+        """Iteration numbers from the restored one to the total; returns early when asked to stop."""
+        c = self.ctx
+        ctl = c.control
+        total = c.total_iterations
+        it = self.iteration
+        first_done = None  # wall time after the first iteration: warm-up is left out of the rate
+        while it < total:
+            stop, ckpt = self._flags()
+            if stop:
+                self.checkpoint()
+                self.outcome = "stopped"
+                return
+            if ckpt:
+                self.checkpoint()
+                ctl.checkpoint.clear()
+            if it == self.start_iteration:
+                ctl.publish(ready_wall=time.time())
+            yield it
+            it += 1
+            self.iteration = it
+            now = time.time()
+            if first_done is None:
+                first_done = now
+                ctl.publish(iterations=it, last_wall=now)
+            else:
+                ctl.publish(iterations=it, last_wall=now,
+                            iter_time=(now - first_done) / (it - self.start_iteration - 1),
+                            timed_iterations=it - self.start_iteration - 1)
+            if c.checkpoint_every and it % c.checkpoint_every == 0 and it < total:
+                self.checkpoint()
+        self.checkpoint()  # final: a finished job is recognisable from its checkpoint alone
+        self.outcome = "finished"

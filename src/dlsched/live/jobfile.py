@@ -1,0 +1,156 @@
+"""Job YAML for ``dlsched submit``: the schema, validation, and line-accurate errors.
+
+A file holds one job (a mapping) or several (``jobs:`` followed by a list), e.g.::
+
+    name: cnn-a                # job id; unique within a scheduler's state
+    script: cnn_job.py         # a PyTorch script using dlsched.live.agent (relative to this file)
+    model: tiny-cnn            # model-zoo name, for perf models and reports
+    num_gpus: 2
+    iterations: 200
+    batch_size: 32             # global batch, split over the workers
+    checkpoint_every: 50       # iterations between periodic checkpoints (0: only on suspend)
+    delay_s: 0                 # arrive this long after submission (replaying a small trace)
+    args: {step_time_s: 0.04}  # handed to the script as agent.args
+
+Errors name the file, the line and the field, using the cluster spec's YAML
+line finder so both inputs report problems the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dlsched.cluster.gpus import gpu_type
+from dlsched.cluster.spec import _line_of
+from dlsched.errors import InputError, UnknownNameError
+from dlsched.workload.job import JobSpec
+
+
+class JobFileEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    script: str = Field(min_length=1)
+    model: str
+    num_gpus: int = Field(ge=1, le=64)
+    iterations: int = Field(ge=1)
+    batch_size: int = Field(32, ge=1)
+    gpu_type: str | None = None
+    elastic: bool = False
+    priority: int = 0
+    checkpoint_every: int = Field(0, ge=0)
+    delay_s: float = Field(0.0, ge=0)
+    args: dict = Field(default_factory=dict)
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, v: str) -> str:
+        from dlsched.live.models import get_model
+
+        try:
+            return get_model(v).name
+        except UnknownNameError as e:
+            raise ValueError(e.reason) from None
+
+    @field_validator("gpu_type")
+    @classmethod
+    def _known_gpu(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            return gpu_type(v).name
+        except UnknownNameError as e:
+            raise ValueError(e.reason) from None
+
+
+class JobFileList(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jobs: list[JobFileEntry] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class LiveJob:
+    """A submitted job: the scheduler's JobSpec plus what it takes to run it."""
+
+    spec: JobSpec
+    script: str  # absolute path on the machines that run it
+    args: dict = field(default_factory=dict)
+    checkpoint_every: int = 0
+    delay_s: float = 0.0
+
+    def to_json(self) -> str:
+        s = self.spec
+        return json.dumps({"job_id": s.job_id, "model": s.model, "num_gpus": s.num_gpus,
+                           "batch_size": s.batch_size, "iterations": s.total_iterations,
+                           "gpu_type": s.gpu_type, "elastic": s.elastic, "priority": s.priority,
+                           "script": self.script, "args": self.args,
+                           "checkpoint_every": self.checkpoint_every, "delay_s": self.delay_s},
+                          sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str, submit_time: float) -> "LiveJob":
+        d = json.loads(text)
+        spec = JobSpec(d["job_id"], submit_time, d["model"], d["num_gpus"], batch_size=d["batch_size"],
+                       total_iterations=d["iterations"], gpu_type=d["gpu_type"], elastic=d["elastic"],
+                       priority=d["priority"])
+        return LiveJob(spec, d["script"], d["args"], d["checkpoint_every"], d["delay_s"])
+
+
+def _to_live(entry: JobFileEntry, base: Path) -> LiveJob:
+    script = Path(entry.script)
+    if not script.is_absolute():
+        script = (base / script).resolve()
+    spec = JobSpec(entry.name, 0.0, entry.model, entry.num_gpus, batch_size=entry.batch_size,
+                   total_iterations=entry.iterations, gpu_type=entry.gpu_type, elastic=entry.elastic,
+                   priority=entry.priority)
+    return LiveJob(spec, str(script), dict(entry.args), entry.checkpoint_every, entry.delay_s)
+
+
+def parse_jobs(text: str, source: str = "<string>", base: Path | None = None) -> list[LiveJob]:
+    """Parse and validate job YAML; errors name the file, line and field."""
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(f"malformed YAML: {getattr(e, 'problem', e)}", file=source,
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputError("a job file must be a mapping (one job) or have a 'jobs' list", file=source, line=1)
+    schema = JobFileList if "jobs" in data else JobFileEntry
+    try:
+        parsed = schema.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = tuple(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
+        raise InputError(msg + more, file=source, line=_line_of(root, loc),
+                         field=".".join(str(p) for p in loc) or None) from None
+    entries = parsed.jobs if isinstance(parsed, JobFileList) else [parsed]
+    names = [e.name for e in entries]
+    for i, n in enumerate(names):
+        if names.index(n) != i:
+            raise InputError(f"duplicate job name '{n}'", file=source,
+                             line=_line_of(root, ("jobs", i, "name")), field=f"jobs.{i}.name")
+    base = base or Path.cwd()
+    jobs = [_to_live(e, base) for e in entries]
+    for i, job in enumerate(jobs):
+        if not Path(job.script).is_file():
+            loc = ("jobs", i, "script") if isinstance(parsed, JobFileList) else ("script",)
+            raise InputError(f"no such script: {job.script}", file=source, line=_line_of(root, loc),
+                             field=".".join(str(p) for p in loc))
+    return jobs
+
+
+def load_jobs(path: str | Path) -> list[LiveJob]:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", file=str(p))
+    return parse_jobs(p.read_text(), str(p), base=p.resolve().parent)

@@ -1,0 +1,771 @@
+"""The scheduler service: a policy driving real training segments on Ray.
+
+One loop, every ``tick_s``:
+
+1. take in due submissions and cancellations from the store;
+2. poll the worker slots of every launched segment (progress, ready, finished,
+   stopped, failed, or gone: a dead process shows as a new incarnation, a dead
+   node as a node Ray reports not alive);
+3. call the policy when something happened (arrival, completion, fault), at its
+   round period, or at the wakeup it asked for;
+4. apply the decision to the *logical* state at once, exactly as the simulator
+   does (FreeMap, JobState, accounting), and queue the physical actions;
+5. actuate: a placed segment launches only when every GPU it needs is
+   physically free and the job's previous segment has ended, so one GPU
+   never runs two jobs and one job never runs twice at once;
+6. persist, sample the time series.
+
+Start/resume/migrate/resize costs are therefore not modelled but paid: the
+segment's ``ready_at`` is when its first iteration began.
+
+Durability: every change is written to SQLite before or as it is acted on
+(a segment is marked ``launching`` before its start is sent).  On start the
+service rebuilds its state from the store and reconciles it with what the
+slots report: segments still running are adopted, ones that finished while
+it was away are finished, lost ones go back to the queue from their last
+checkpoint, and any segment the store does not know as current is stopped.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dlsched.cluster.freemap import FreeMap
+from dlsched.errors import DlschedError
+from dlsched.live.checkpoints import read_checkpoint_meta
+from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
+from dlsched.live.calibrated import MeasuredPerfModel
+from dlsched.live.jobfile import LiveJob
+from dlsched.live.raycluster import ClusterLayout, layout_from_ray
+from dlsched.live.results import write_live_results
+from dlsched.live.store import Store
+from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
+
+
+class ServiceError(DlschedError):
+    pass
+
+
+@dataclass
+class ServiceConfig:
+    tick_s: float = 0.2
+    stop_timeout_s: float = 20.0  # a segment told to stop that has not ended by then is killed
+    launch_timeout_s: float = 90.0  # a launched segment with no first iteration by then has failed
+    node_check_s: float = 1.0
+    collective_timeout_s: float = 30.0  # gloo timeout: how long a rank waits for a dead peer
+    exit_when_done: bool = False  # leave once every submitted job has finished or been dropped
+    idle_exit_s: float = 1.0
+    out_dir: str | None = None  # write jobs.csv / series.csv / summary.json here
+    max_time_s: float | None = None  # give up (jobs unfinished) after this long on the scheduler clock
+    stop_workers_on_exit: bool = True  # with exit_when_done: free the Ray GPUs the slots hold
+    namespace: str | None = None  # Ray namespace of the worker slots; default: one per state directory
+
+
+@dataclass
+class Segment:
+    """One stretch of a job on a fixed set of GPUs."""
+
+    job_id: str
+    number: int
+    gpus: tuple[int, ...]
+    kind: str  # start | resume | migrate | resize
+    placed_at: float
+    state: str = "waiting"  # waiting | launching | running | stopping (then ended)
+    launched_at: float | None = None
+    ready_at: float | None = None
+    stop_sent_at: float | None = None
+    iter_start: int = 0
+    outcomes: dict = field(default_factory=dict)  # rank -> finished|stopped|failed|lost once it ended
+    rank0: dict | None = None  # rank 0's last status reply (progress, times)
+
+
+def _lock(state_dir: Path):
+    """One service per state directory: an flock that the kernel drops if the process dies."""
+    f = open(state_dir / "serve.lock", "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise ServiceError(f"another `dlsched serve` is running on {state_dir}") from None
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
+
+
+class LiveService:
+    def __init__(self, store: Store, policy: JobPolicy, config: ServiceConfig | None = None):
+        import ray
+
+        if not ray.is_initialized():
+            raise ServiceError("connect to Ray first (dlsched.live.service.connect)")
+        self.ray = ray
+        self.store = store
+        self.policy = policy
+        self.cfg = config or ServiceConfig()
+        self._lockfile = _lock(store.dir)
+        ns = store.get_meta("namespace")
+        if ns is None:
+            ns = self.cfg.namespace or f"dlsched-{os.urandom(4).hex()}"
+            store.set_meta("namespace", ns)
+        self.namespace = ns
+        layout_text = store.get_meta("layout")
+        if layout_text is None:
+            self.layout = layout_from_ray(ray.nodes())
+            store.set_meta("layout", self.layout.to_json())
+        else:  # the GPU ids the store refers to must keep their meaning across restarts
+            self.layout = ClusterLayout.from_json(layout_text)
+        old_policy = store.get_meta("policy")
+        store.set_meta("policy", policy.name)
+        self.cluster = self.layout.cluster()
+        self.free = FreeMap(self.cluster)
+        self.perf = MeasuredPerfModel(self.cluster)
+        self.jobs: dict[str, JobState] = {}
+        self.live: dict[str, LiveJob] = {}
+        self.segs: dict[str, Segment] = {}  # job -> its current segment (while placed)
+        self.ending: dict[tuple[str, int], Segment] = {}  # segments told to stop / failed, still on GPUs
+        self.phys: dict[int, Segment] = {}  # GPU id -> segment whose process runs there
+        self.lost: set[int] = set()
+        self.unready: set[int] = set()  # slots restarting after their process died: not launchable yet
+        self.slots: dict[int, object] = {}
+        self.incarnation: dict[int, str] = {}
+        self.node_ip: dict[str, str] = {}
+        self._wakeup: float | None = None
+        self._next_round: float | None = None
+        self._dirty = True
+        self._last_node_check = -math.inf
+        self._last_sample = None
+        self._idle_since: float | None = None
+        self._restore_times: list[float] = []
+        if old_policy and old_policy != policy.name:
+            store.event(store.now(), None, "policy-change", old=old_policy, new=policy.name)
+        self._start_slots()
+        self._recover()
+
+    # ================================================================== startup
+
+    def _alive_nodes(self) -> set[str]:
+        return {n["NodeID"] for n in self.ray.nodes() if n.get("Alive")}
+
+    def _start_slots(self) -> None:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from dlsched.live.worker import slot_actor_class
+
+        alive = self._alive_nodes()
+        cls = slot_actor_class()
+        for n in self.layout.nodes:
+            self.node_ip[n.node_id] = n.address
+        for g, (node_id, local) in enumerate(self.layout.slots):
+            if node_id not in alive:
+                self.lost.add(g)
+                continue
+            name = f"gpu-{node_id[:16]}-{local}"  # by node, so a slot keeps its meaning across layouts
+            try:
+                self.slots[g] = self.ray.get_actor(name, namespace=self.namespace)
+            except ValueError:
+                self.slots[g] = cls.options(
+                    name=name, namespace=self.namespace, lifetime="detached", get_if_exists=True,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)).remote(g)
+        refs = {g: a.hello.remote() for g, a in self.slots.items()}
+        ready, _ = self.ray.wait(list(refs.values()), num_returns=len(refs), timeout=180)
+        if len(ready) < len(refs):
+            raise ServiceError("Ray could not start a worker on every GPU within 180 s (are the GPUs "
+                               "held by another dlsched service or other Ray work?)")
+        for g, ref in refs.items():
+            self.incarnation[g] = self.ray.get(ref)["incarnation"]
+
+    def _recover(self) -> None:
+        """Rebuild state from the store and reconcile it with what the slots run."""
+        st = self.store
+        now = st.now()
+        statuses = self._all_status()
+        adopted: set[tuple[str, int]] = set()
+        for row in st.jobs("pending", "running", "suspended"):
+            live = LiveJob.from_json(row["body"], row["arrival"])
+            job = self._state_from_row(live, row)
+            self.jobs[job.job_id] = job
+            self.live[job.job_id] = live
+            if row["status"] != "running":
+                continue
+            gpus = tuple(json.loads(row["allocation"]))
+            seg_row = next(s for s in st.segments(job.job_id) if s["segment"] == row["segment"])
+            seg = Segment(job.job_id, row["segment"], gpus, seg_row["kind"], seg_row["placed_at"],
+                          iter_start=seg_row["iter_start"] or 0, launched_at=seg_row["launched_at"],
+                          ready_at=seg_row["ready_at"])
+            job.allocation = Allocation.of(gpus)
+            self.free.allocate(gpus)
+            self.segs[job.job_id] = seg
+            if seg_row["state"] == "waiting" and not any(g in self.lost for g in gpus):
+                continue  # never launched: actuate will launch it
+            seen = [statuses.get(g) or {} for g in gpus]
+            mine = [s for s in seen if s.get("job_id") == job.job_id and s.get("segment") == seg.number]
+            if len(mine) == len(gpus) and all(s["state"] in ("running", "finished") for s in mine):
+                seg.state = "running" if seg.ready_at is not None else "launching"
+                for g in gpus:
+                    self.phys[g] = seg
+                adopted.add((job.job_id, seg.number))
+                st.event(now, job.job_id, "adopt", segment=seg.number)
+            else:  # launched before the crash and gone (or partly gone) since: back to the queue
+                seg.state = "launching"
+                for g, s in zip(gpus, seen):
+                    if s.get("job_id") == job.job_id and s.get("segment") == seg.number and s["state"] == "running":
+                        self.phys[g] = seg
+                self._fault(job, now, "lost while the scheduler was down")
+        # anything still running that is not an adopted current segment must stop
+        for g, s in statuses.items():
+            if (s.get("job_id"), s.get("segment")) not in adopted and g not in self.phys:
+                self._adopt_orphan(g, s, now)
+        for g in sorted(self.lost):
+            self.free.allocate([g])  # a GPU on a dead node is held forever by "nobody"
+        self.policy.reset()
+        for job in self.jobs.values():
+            self.policy.on_submit(job, now)
+        st.event(now, None, "service-start", policy=self.policy.name, gpus=self.cluster.num_gpus,
+                 active=len(self.jobs),
+                 adopted=len(adopted), lost_gpus=len(self.lost))
+
+    def _adopt_orphan(self, g: int, status: dict, now: float) -> None:
+        """A slot runs a segment no job owns now: stop it and keep its GPU busy until it ends."""
+        if status.get("state") != "running":
+            return
+        key = (status["job_id"], status["segment"])
+        seg = self.ending.get(key)
+        if seg is None:
+            seg = Segment(key[0], key[1], (), "orphan", now, state="stopping")
+            self.ending[key] = seg
+        seg.gpus = tuple(sorted({*seg.gpus, g}))
+        self.phys[g] = seg
+        self.slots[g].stop.remote(*key)
+        seg.stop_sent_at = now
+        self.store.event(now, key[0], "stop-orphan", segment=key[1], gpu=g)
+
+    def _state_from_row(self, live: LiveJob, row: dict) -> JobState:
+        status = {"pending": JobStatus.PENDING, "running": JobStatus.RUNNING,
+                  "suspended": JobStatus.SUSPENDED}[row["status"]]
+        return JobState(live.spec, row["total_iterations"], done_iterations=row["done_iterations"],
+                        status=status, updated_at=self.store.now(), first_start=row["first_start"],
+                        queued_since=row["queued_since"], queued_time=row["queued_time"],
+                        run_time=row["run_time"], gpu_seconds=row["gpu_seconds"], restarts=row["restarts"],
+                        migrations=row["migrations"], resizes=row["resizes"])
+
+    # ================================================================== the loop
+
+    def run(self) -> int:
+        """Serve until stopped (KeyboardInterrupt / SIGTERM) or, with exit_when_done, until idle."""
+        cfg = self.cfg
+        try:
+            while True:
+                t0 = time.monotonic()
+                if self.step():
+                    break
+                time.sleep(max(0.0, cfg.tick_s - (time.monotonic() - t0)))
+        finally:
+            self.close(kill_workers=cfg.exit_when_done and cfg.stop_workers_on_exit and not self.jobs)
+        return 0
+
+    def step(self) -> bool:
+        """One tick; True when the service should leave."""
+        cfg = self.cfg
+        now = self.store.now()
+        self._ingest(now)
+        if now - self._last_node_check >= cfg.node_check_s:
+            self._last_node_check = now
+            self._check_nodes(now)
+        self._poll(now)
+        self._maybe_schedule(now)
+        self._actuate(now)
+        self._sample(now)
+        if cfg.max_time_s is not None and now >= cfg.max_time_s:
+            return True
+        if cfg.exit_when_done:
+            due = self.store.db.execute("SELECT COUNT(*) FROM jobs WHERE status='submitted'").fetchone()[0]
+            if not self.jobs and not due and not self.ending:
+                self._idle_since = self._idle_since if self._idle_since is not None else now
+                return now - self._idle_since >= cfg.idle_exit_s
+            self._idle_since = None
+        return False
+
+    def close(self, kill_workers: bool = False) -> None:
+        if self.cfg.out_dir:
+            self.write_results(self.cfg.out_dir)
+        if kill_workers:
+            for a in self.slots.values():
+                self.ray.kill(a, no_restart=True)
+            self.store.event(self.store.now(), None, "workers-stopped")
+        if self._lockfile is not None:
+            self._lockfile.close()
+            self._lockfile = None
+
+    def write_results(self, out_dir) -> Path:
+        params = {"cluster": self.cluster.name, **self.policy.describe(), **self.perf.describe(),
+                  "jobs": len(self.store.jobs()), "mean_restore_s": self.mean_restore()}
+        return write_live_results(self.store, out_dir, params, self.cluster.num_gpus)
+
+    def mean_restore(self) -> float | None:
+        return sum(self._restore_times) / len(self._restore_times) if self._restore_times else None
+
+    # ================================================================== 1. submissions
+
+    def _ingest(self, now: float) -> None:
+        st = self.store
+        wall = time.time()
+        for row in st.jobs("submitted"):
+            live0 = LiveJob.from_json(row["body"], 0.0)
+            if wall < row["submitted_wall"] + live0.delay_s:
+                continue
+            arrival = row["submitted_wall"] + live0.delay_s - st.epoch
+            live = LiveJob.from_json(row["body"], arrival)
+            job = JobState(live.spec, live.spec.total_iterations, updated_at=now, queued_since=arrival)
+            self.jobs[job.job_id] = job
+            self.live[job.job_id] = live
+            with st.tx():
+                st.update_job(job.job_id, status="pending", arrival=arrival, queued_since=arrival)
+                st.event(now, job.job_id, "submit", arrival=arrival)
+            self.policy.on_submit(job, now)
+            self._dirty = True
+        for row in st.db.execute("SELECT job_id, status FROM jobs WHERE cancel_requested=1 AND status IN "
+                                 "('submitted','pending','running','suspended')").fetchall():
+            jid = row[0]
+            if row[1] == "submitted":
+                st.update_job(jid, status="dropped", reason="cancelled by user", cancel_requested=0)
+                continue
+            job = self.jobs[jid]
+            self._drop(job, now, "cancelled by user")
+            st.update_job(jid, cancel_requested=0)
+            self._dirty = True
+
+    # ================================================================== 2. polling
+
+    def _all_status(self) -> dict[int, dict]:
+        refs = {g: a.status.remote() for g, a in self.slots.items() if g not in self.lost}
+        return self._collect(refs, timeout=30.0)
+
+    def _collect(self, refs: dict, timeout: float) -> dict[int, dict]:
+        """Replies by GPU; a dead actor answers {'dead': True}; a slow one is left out."""
+        if not refs:
+            return {}
+        ready, _ = self.ray.wait(list(refs.values()), num_returns=len(refs), timeout=timeout)
+        ready = set(ready)
+        out = {}
+        for g, ref in refs.items():
+            if ref not in ready:
+                continue
+            try:
+                out[g] = self.ray.get(ref)
+            except self.ray.exceptions.RayError:  # died, restarting, or its node is gone
+                out[g] = {"dead": True}
+        return out
+
+    def _poll(self, now: float) -> None:
+        launched = [s for s in self.segs.values() if s.state in ("launching", "running")]
+        launched += list(self.ending.values())
+        refs = {}
+        for seg in launched:
+            for g in seg.gpus:
+                if g not in self.lost and g in self.phys and self.phys[g] is seg:
+                    refs[g] = self.slots[g].status.remote()
+        for g in self.unready - self.lost:
+            refs.setdefault(g, self.slots[g].status.remote())
+        # short: a worker stuck in native code must not stall the loop (stop_timeout_s deals with it)
+        replies = self._collect(refs, timeout=1.0)
+        for seg in launched:
+            self._poll_segment(seg, replies, now)
+        for g in sorted(self.unready):
+            r = replies.get(g)
+            if g in self.lost:
+                self.unready.discard(g)
+            elif r is not None and not r.get("dead") and g not in self.phys:
+                self.unready.discard(g)  # back, as a fresh process
+                self.incarnation[g] = r["incarnation"]
+                self._adopt_orphan(g, r, now)
+
+    def _rank_gone(self, g: int, reply: dict, seg: Segment) -> str | None:
+        """Why this rank no longer runs the segment ('finished', 'stopped', 'failed', 'lost'), or None."""
+        if reply.get("dead"):
+            self.unready.add(g)
+            return "lost"
+        if reply["incarnation"] != self.incarnation.get(g):
+            self.incarnation[g] = reply["incarnation"]
+            return "lost"
+        if reply.get("job_id") != seg.job_id or reply.get("segment") != seg.number:
+            return "lost"
+        if reply["state"] == "running":
+            return None
+        return reply["state"]
+
+    def _poll_segment(self, seg: Segment, replies: dict, now: float) -> None:
+        st = self.store
+        for rank, g in enumerate(seg.gpus):
+            if rank in seg.outcomes:
+                continue
+            if g in self.lost:
+                seg.outcomes[rank] = "lost"
+                continue
+            reply = replies.get(g)
+            if reply is None or self.phys.get(g) is not seg:
+                continue
+            why = self._rank_gone(g, reply, seg)
+            if rank == 0 and not reply.get("dead") and why != "lost":
+                seg.rank0 = reply
+            if why is not None:
+                seg.outcomes[rank] = why
+                del self.phys[g]
+                if why == "failed" and reply.get("error"):
+                    st.event(now, seg.job_id, "worker-error", segment=seg.number, gpu=g, error=reply["error"])
+        outcomes = [seg.outcomes.get(r) for r in range(len(seg.gpus))]
+        current = self.segs.get(seg.job_id) is seg
+        job = self.jobs.get(seg.job_id)
+        rank0 = seg.rank0
+        if current and job is not None and rank0 is not None and outcomes[0] in (None, "finished"):
+            self._progress(job, seg, rank0, now)
+        if rank0 is not None and rank0.get("checkpoint_iteration"):
+            st.checkpoint_seen(seg.job_id, int(rank0["checkpoint_iteration"]), seg.number, now)
+        bad = [o for o in outcomes if o in ("failed", "lost")]
+        if current and job is not None:
+            if bad:
+                self._fault(job, now, f"worker {'process or node lost' if 'lost' in bad else 'failed'}")
+            elif all(o == "finished" for o in outcomes):
+                self._finish(job, seg, rank0, now)
+            elif all(o is not None for o in outcomes):  # stopped without being asked
+                self._fault(job, now, "segment stopped unexpectedly")
+            elif seg.state == "launching" and seg.launched_at is not None \
+                    and now - seg.launched_at > self.cfg.launch_timeout_s:
+                self._fault(job, now, "no first iteration within the launch timeout")
+            return
+        if all(self.phys.get(g) is not seg for g in seg.gpus):
+            decided = [o for o in outcomes if o]
+            outcome = ("failed" if bad else decided[0]) if decided else "ended"
+            self._end_segment(seg, now, outcome, rank0)
+        elif seg.stop_sent_at is not None and now - seg.stop_sent_at > self.cfg.stop_timeout_s:
+            for g in seg.gpus:  # hung (e.g. waiting on a dead peer): restart the worker process
+                if self.phys.get(g) is seg:
+                    self.ray.kill(self.slots[g], no_restart=False)
+                    self.unready.add(g)
+            seg.stop_sent_at = now
+            st.event(now, seg.job_id, "kill-hung", segment=seg.number)
+
+    def _progress(self, job: JobState, seg: Segment, r: dict, now: float) -> None:
+        st = self.store
+        if seg.state == "launching" and r.get("ready_wall"):
+            seg.state = "running"
+            seg.ready_at = min(now, r["ready_wall"] - st.epoch)
+            job.ready_at = seg.ready_at
+            if seg.kind != "start":
+                self._restore_times.append(seg.ready_at - seg.placed_at)
+            st.put_segment(job.job_id, seg.number, state="running", ready_at=seg.ready_at)
+            st.event(now, job.job_id, "ready", segment=seg.number, how=seg.kind,
+                     overhead=seg.ready_at - seg.placed_at)
+        done = float(r.get("iterations", job.done_iterations))
+        rate = 1.0 / r["iter_time"] if r.get("iter_time") else job.rate
+        if done != job.done_iterations or rate != job.rate:
+            job.done_iterations = min(done, float(job.total_iterations))
+            job.rate = rate
+            job.updated_at = now
+            st.progress_sample(job.job_id, now, job.done_iterations, rate)
+            st.update_job(job.job_id, done_iterations=job.done_iterations)
+
+    # ================================================================== 3. nodes
+
+    def _check_nodes(self, now: float) -> None:
+        alive = self._alive_nodes()
+        newly = [g for g, (node, _) in enumerate(self.layout.slots) if g not in self.lost and node not in alive]
+        if not newly:
+            return
+        nodes = sorted({self.layout.slots[g][0] for g in newly})
+        self.store.event(now, None, "node-lost", nodes=[n[:12] for n in nodes], gpus=newly)
+        self.lost.update(newly)
+        for g in newly:
+            self.phys.pop(g, None)
+            self.unready.discard(g)
+        for job in list(self.jobs.values()):
+            if job.allocation is not None and set(job.allocation.gpus) & set(newly):
+                self._fault(job, now, "node lost")
+        for key, seg in list(self.ending.items()):
+            if all(self.phys.get(g) is not seg for g in seg.gpus):
+                self._end_segment(seg, now, "lost", None)
+        self.free.allocate(newly)
+        self._dirty = True
+
+    # ================================================================== 4. scheduling
+
+    def _maybe_schedule(self, now: float) -> None:
+        p = self.policy
+        due = False
+        if p.period is not None:
+            if self._next_round is None:
+                self._next_round = (math.floor(now / p.period) + 1) * p.period
+            elif now >= self._next_round:
+                due = True
+                self._next_round = (math.floor(now / p.period) + 1) * p.period
+        if self._wakeup is not None and now >= self._wakeup:
+            due = True
+            self._wakeup = None
+        if not (due or (self._dirty and p.schedule_on_events)):
+            return
+        self._dirty = False
+        if not self.jobs:
+            return
+        view = ClusterView(self.cluster, self.free, self.jobs, self.perf, now)
+        decision = p.schedule(view, now)
+        self._apply(decision, now)
+
+    def _apply(self, d: Decision, now: float) -> None:
+        if d.wakeup is not None and d.wakeup > now:
+            self._wakeup = d.wakeup if self._wakeup is None else min(self._wakeup, d.wakeup)
+        for jid, reason in d.drop.items():
+            self._drop(self._known(jid), now, reason or "dropped by policy")
+        for jid in d.preempt:
+            job = self._known(jid)
+            if job.status != JobStatus.RUNNING:
+                raise ServiceError(f"policy {self.policy.name} preempted {jid}, which is not running")
+            self._preempt(job, now)
+        moves = []
+        for jid, alloc in d.allocate.items():
+            job = self._known(jid)
+            old = job.allocation
+            if old is not None and old.gpus == alloc.gpus:
+                continue
+            moves.append((job, old, alloc))
+        for job, old, _ in moves:  # free every moved job's GPUs first, so policies may swap
+            if old is not None:
+                self._release(job, now)
+                self._retire_segment(job, now, "moved")
+        for job, old, alloc in moves:
+            self._place(job, old, alloc, now)
+
+    def _known(self, jid: str) -> JobState:
+        job = self.jobs.get(jid)
+        if job is None:
+            raise ServiceError(f"policy {self.policy.name} named job {jid}, which is not active")
+        return job
+
+    # ---------------------------------------------------------------- logical state changes
+
+    def _release(self, job: JobState, now: float) -> None:
+        """Take a job off its GPUs in the logical state (accounting as the simulator does)."""
+        alloc = job.allocation
+        held = self.store.db.execute("SELECT held_since FROM jobs WHERE job_id=?", (job.job_id,)).fetchone()[0]
+        if held is not None:
+            job.run_time += now - held
+            job.gpu_seconds += (now - held) * len(alloc.gpus)
+        self.free.release(alloc.gpus)
+        job.allocation = None
+        job.rate = 0.0
+        job.updated_at = now
+
+    def _retire_segment(self, job: JobState, now: float, why: str) -> None:
+        """The job's current segment stops being current: tell its workers to stop."""
+        seg = self.segs.pop(job.job_id, None)
+        if seg is None:
+            return
+        if seg.state == "waiting":  # never launched: nothing to stop
+            self.store.put_segment(job.job_id, seg.number, state="abandoned", ended_at=now)
+            return
+        seg.state = "stopping"
+        seg.stop_sent_at = now
+        self.ending[(seg.job_id, seg.number)] = seg
+        for g in seg.gpus:
+            if self.phys.get(g) is seg:
+                self.slots[g].stop.remote(seg.job_id, seg.number)
+        self.store.put_segment(job.job_id, seg.number, state="stopping")
+        self.store.event(now, job.job_id, "stop", segment=seg.number, why=why)
+
+    def _requeue(self, job: JobState, now: float) -> None:
+        job.status = JobStatus.SUSPENDED
+        job.restarts += 1
+        job.queued_since = now
+        self._persist(job, now, status="suspended", allocation=None, held_since=None)
+
+    def _preempt(self, job: JobState, now: float) -> None:
+        self._release(job, now)
+        self._retire_segment(job, now, "preempted")
+        self._requeue(job, now)
+        self.store.event(now, job.job_id, "suspend", iterations=job.done_iterations)
+
+    def _fault(self, job: JobState, now: float, reason: str) -> None:
+        """A worker or node was lost: back to the queue from the last checkpoint."""
+        self._release(job, now)
+        self._retire_segment(job, now, "fault")
+        meta = read_checkpoint_meta(self._ckpt_dir(job.job_id))
+        job.done_iterations = float(meta["iteration"]) if meta else 0.0
+        self._requeue(job, now)
+        self.store.event(now, job.job_id, "fault", reason=reason, resume_from=job.done_iterations)
+        self._dirty = True
+
+    def _drop(self, job: JobState, now: float, reason: str) -> None:
+        if job.status == JobStatus.RUNNING:
+            self._release(job, now)
+            self._retire_segment(job, now, "dropped")
+        else:
+            job.queued_time += now - job.queued_since
+            job.queued_since = now
+        job.status = JobStatus.DROPPED
+        self._persist(job, now, status="dropped", allocation=None, held_since=None, reason=reason)
+        self.store.event(now, job.job_id, "drop", reason=reason)
+        del self.jobs[job.job_id]
+        self.policy.on_finish(job, now)
+
+    def _finish(self, job: JobState, seg: Segment, rank0: dict | None, now: float) -> None:
+        end = now
+        if rank0 and rank0.get("end_wall"):
+            end = min(now, max(seg.ready_at or 0.0, rank0["end_wall"] - self.store.epoch))
+        self._release(job, end)
+        self.segs.pop(job.job_id, None)
+        self._end_segment(seg, now, "finished", rank0)
+        job.done_iterations = float(job.total_iterations)
+        job.finish_time = end
+        job.status = JobStatus.FINISHED
+        self._persist(job, now, status="finished", allocation=None, held_since=None, finish_time=end)
+        self.store.event(now, job.job_id, "finish", segment=seg.number, finish=end)
+        del self.jobs[job.job_id]
+        self.policy.on_finish(job, now)
+        self._dirty = True
+        if self.cfg.out_dir:
+            self.write_results(self.cfg.out_dir)
+
+    def _place(self, job: JobState, old: Allocation | None, alloc: Allocation, now: float) -> None:
+        gpus = alloc.gpus
+        if not gpus or gpus[0] < 0 or gpus[-1] >= self.cluster.num_gpus:
+            raise ServiceError(f"policy {self.policy.name}: job {job.job_id} got GPU ids out of range")
+        if alloc.shared:
+            raise ServiceError("the live runtime does not pack jobs on shared GPUs yet")
+        self.free.allocate(gpus)
+        if old is None:
+            kind = "start" if job.status == JobStatus.PENDING else "resume"
+            job.queued_time += now - job.queued_since
+        else:
+            kind = "migrate" if len(old.gpus) == len(gpus) else "resize"
+            if kind == "migrate":
+                job.migrations += 1
+            else:
+                job.resizes += 1
+        if job.first_start is None:
+            job.first_start = now
+        number = self._next_segment_number(job.job_id)
+        seg = Segment(job.job_id, number, gpus, kind, now)
+        self.segs[job.job_id] = seg
+        job.status = JobStatus.RUNNING
+        job.allocation = alloc
+        job.updated_at = now
+        # until the first iteration is seen, price it with what has been measured so far
+        job.rate = 1.0 / self.perf.iteration_time(job.spec, gpus)
+        job.ready_at = now + (self.mean_restore() or 1.0)
+        with self.store.tx():
+            self.store.put_segment(job.job_id, number, kind=kind, gpus=gpus, placed_at=now, state="waiting")
+            self._persist(job, now, status="running", allocation=gpus, segment=number, held_since=now)
+            self.store.event(now, job.job_id, kind, segment=number, gpus=list(gpus),
+                             **({"from": list(old.gpus)} if old else {}))
+
+    def _next_segment_number(self, job_id: str) -> int:
+        row = self.store.db.execute("SELECT MAX(segment) FROM segments WHERE job_id=?", (job_id,)).fetchone()
+        return (row[0] or 0) + 1
+
+    def _persist(self, job: JobState, now: float, **extra) -> None:
+        self.store.update_job(job.job_id, done_iterations=job.done_iterations, first_start=job.first_start,
+                              queued_since=job.queued_since, queued_time=job.queued_time, run_time=job.run_time,
+                              gpu_seconds=job.gpu_seconds, restarts=job.restarts, migrations=job.migrations,
+                              resizes=job.resizes, **extra)
+
+    # ================================================================== 5. actuation
+
+    def _ckpt_dir(self, job_id: str) -> Path:
+        return self.store.checkpoint_root / job_id
+
+    def _actuate(self, now: float) -> None:
+        for seg in list(self.segs.values()):
+            if seg.state != "waiting":
+                continue
+            if any(g in self.phys or g in self.lost or g in self.unready for g in seg.gpus):
+                continue  # a previous occupant has not stopped yet, or the worker is restarting
+            if any(k[0] == seg.job_id for k in self.ending):
+                continue  # this job's previous segment still runs: never run it twice
+            self._launch(self.jobs[seg.job_id], seg, now)
+
+    def _launch(self, job: JobState, seg: Segment, now: float) -> None:
+        live = self.live[job.job_id]
+        meta = read_checkpoint_meta(self._ckpt_dir(job.job_id))
+        seg.iter_start = int(meta["iteration"]) if meta else 0
+        job.done_iterations = float(seg.iter_start)
+        rank0 = seg.gpus[0]
+        try:
+            port = self.ray.get(self.slots[rank0].free_port.remote(), timeout=10)
+        except Exception:
+            return  # the slot is restarting or its node is going; the next tick sees which
+        addr = self.node_ip.get(self.layout.slots[rank0][0]) or "127.0.0.1"
+        seg.state = "launching"
+        seg.launched_at = now
+        self.store.put_segment(job.job_id, seg.number, state="launching", launched_at=now, iter_start=seg.iter_start)
+        base = {"job_id": job.job_id, "segment": seg.number, "world_size": len(seg.gpus),
+                "total_iterations": job.total_iterations, "batch_size": job.spec.batch_size,
+                "checkpoint_dir": str(self._ckpt_dir(job.job_id)), "checkpoint_every": live.checkpoint_every,
+                "master_addr": addr, "master_port": port, "timeout_s": self.cfg.collective_timeout_s,
+                "args": live.args, "script": live.script}
+        refs = {}
+        for rank, g in enumerate(seg.gpus):
+            self.phys[g] = seg
+            refs[g] = self.slots[g].start.remote({**base, "rank": rank})
+        replies = self._collect(refs, timeout=30.0)
+        for g, r in replies.items():
+            if r.get("incarnation"):
+                self.incarnation[g] = r["incarnation"]  # the process that now runs this rank
+        refused = [g for g in seg.gpus if not replies.get(g, {}).get("ok")]
+        if refused:
+            self.store.event(now, job.job_id, "launch-refused", segment=seg.number, gpus=refused,
+                             replies={str(g): replies.get(g) for g in refused})
+            for g in refused:
+                if self.phys.get(g) is seg:
+                    del self.phys[g]
+                r = replies.get(g) or {"dead": True}
+                if r.get("dead"):
+                    self.unready.add(g)
+                elif r.get("running"):  # something we lost track of runs there: stop it first
+                    self._adopt_orphan(g, {"state": "running", "job_id": r["running"][0],
+                                           "segment": r["running"][1]}, now)
+            self._fault(job, now, "a worker refused the segment")
+            return
+        self.store.event(now, job.job_id, "launch", segment=seg.number, iter_start=seg.iter_start)
+
+    def _end_segment(self, seg: Segment, now: float, outcome: str, rank0: dict | None) -> None:
+        self.ending.pop((seg.job_id, seg.number), None)
+        fields = {"state": outcome, "ended_at": now}
+        if rank0 and not rank0.get("dead"):
+            if rank0.get("iterations") is not None:
+                fields["iter_end"] = int(rank0["iterations"])
+            if rank0.get("iter_time"):
+                fields["iter_time"] = rank0["iter_time"]
+                fields["timed_iterations"] = rank0.get("timed_iterations", 0)
+                job = self.live.get(seg.job_id)
+                if job is not None:
+                    self.perf.observe(job.spec.model, len(seg.gpus), rank0["iter_time"],
+                                      rank0.get("timed_iterations", 0))
+        if seg.kind != "orphan":
+            self.store.put_segment(seg.job_id, seg.number, **fields)
+        self.store.event(now, seg.job_id, "segment-end", segment=seg.number, outcome=outcome)
+
+    # ================================================================== 6. series
+
+    def _sample(self, now: float) -> None:
+        running = [j for j in self.jobs.values() if j.status == JobStatus.RUNNING]
+        busy = sum(len(j.allocation.gpus) for j in running)
+        queued = len(self.jobs) - len(running)
+        thr = sum(j.rate * j.spec.batch_size for j in running
+                  if (s := self.segs.get(j.job_id)) is not None and s.state == "running")
+        key = (busy, len(running), queued, round(thr, 3))
+        if key != self._last_sample:
+            self._last_sample = key
+            self.store.series_sample(now, busy, len(running), queued, thr)
+
+
+def connect(address: str | None, namespace: str = "dlsched") -> None:
+    """Join a Ray cluster by address (``auto`` finds a local one); no address: caller starts one."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, namespace=namespace, log_to_driver=False,
+                 logging_level="WARNING", configure_logging=False)

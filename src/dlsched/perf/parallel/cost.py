@@ -1,0 +1,231 @@
+"""Iteration time and memory of a plan: the pipeline formula over per-stage costs.
+
+Per stage and micro-batch (m samples, m / dp per data-parallel replica):
+
+- compute: 4 x forward FLOPs (forward, recomputed forward under remat, and a
+  backward of twice the forward) / (tp x peak x efficiency);
+- weight streaming: the stage's weight shard is read from GPU memory three
+  times (forward, recompute, backward), which is what makes tiny per-replica
+  batches memory-bound and favours tensor parallelism there;
+- a fixed launch overhead per operator and pass;
+- tensor-parallel all-reduces of activations (ring), expert all-to-alls
+  across the data-parallel group (GShard), and the send/recv from the
+  previous stage, plus an all-gather when the receiving stage is tensor-
+  parallel (Crius 5.1, Fig. 8; Alpa's cross-mesh resharding).
+
+Per iteration: the pipeline (Crius 5.1, Fig. 10)
+
+    sum_s T_s + (B - 1) x max_s (T_s - Tcomm_s),   B = 4 x stages
+
+where T_s includes the receive from stage s-1 and Tcomm_s is that receive
+(overlapped in the steady state), then the data-parallel gradient all-reduce
+and the optimizer update, which follow the last backward (the slowest stage
+sets them).
+
+Memory per GPU: mixed-precision Adam states (16 bytes per parameter: fp16
+weights and gradients, fp32 master copy and two moments; Rajbhandari et al.,
+ZeRO, 2020, section 3.1) of the stage's shard (dense weights / tp, expert
+weights / (tp x dp)), the operator outputs of every micro-batch in flight
+(rematerialisation keeps only operator outputs, Chen et al. 2016): GPipe,
+which Crius follows, runs all B forwards before the backwards, so every stage
+of a pipeline holds all B micro-batches; a single stage accumulates gradients
+one micro-batch at a time.  ``CostParams.schedule = "1f1b"`` gives the
+PipeDream-flush bound instead (stage s of S holds S - s; same timing), the
+working set of the operator being recomputed (/ tp), and a
+fixed reserve for the CUDA context and workspaces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlsched.cluster.topology import LinkCost
+from dlsched.perf.parallel.hardware import Hardware, Links, peak_flops
+from dlsched.perf.parallel.plan import Plan
+from dlsched.perf.parallel.profile import ModelProfile, profile
+from dlsched.workload.models import ModelInfo
+
+
+@dataclass(frozen=True, slots=True)
+class CostParams:
+    # Fraction of dense peak XLA-compiled large GEMMs/convolutions sustain.
+    # Alpa's GPT runs reach roughly half of V100 peak (Zheng et al. 2022, sec. 8.1).
+    efficiency: float = 0.5
+    launch_s: float = 20e-6  # per operator and pass (kernel launches, small ops)
+    state_bytes_per_param: float = 16.0  # mixed-precision Adam (ZeRO, sec. 3.1)
+    reserved_bytes: float = 1.5 * 2**30  # CUDA context, cuBLAS/cuDNN workspaces, fragmentation
+    forward_passes: float = 4.0  # forward + recompute + backward (2x forward)
+    schedule: str = "gpipe"  # "gpipe" | "1f1b": how many micro-batches a stage holds
+
+    def in_flight(self, stage: int, n_stages: int) -> int:
+        """Micro-batches whose checkpoints stage ``stage`` holds at once."""
+        if n_stages == 1:
+            return 1  # gradient accumulation, one micro-batch at a time
+        return 4 * n_stages if self.schedule == "gpipe" else n_stages - stage
+
+
+DEFAULT_PARAMS = CostParams()
+
+
+# ----------------------------------------------------------------------------- collectives
+# Alpha-beta costs of ring collectives over ``n`` participants (Thakur et al. 2005).
+
+
+def allreduce(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: float = 1.0) -> float:
+    if n <= 1 or nbytes <= 0:
+        return 0.0
+    return 2 * (n - 1) / n * nbytes * share / link.bandwidth_Bps + count * 2 * (n - 1) * link.latency_s
+
+
+def allgather(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: float = 1.0) -> float:
+    if n <= 1 or nbytes <= 0:
+        return 0.0
+    return (n - 1) / n * nbytes * share / link.bandwidth_Bps + count * (n - 1) * link.latency_s
+
+
+def alltoall(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: float = 1.0) -> float:
+    # Each GPU keeps 1/n of its data and sends the rest, pairwise.
+    if n <= 1 or nbytes <= 0:
+        return 0.0
+    return (n - 1) / n * nbytes * share / link.bandwidth_Bps + count * (n - 1) * link.latency_s
+
+
+def p2p(nbytes: float, link: LinkCost) -> float:
+    return link.latency_s + nbytes / link.bandwidth_Bps if nbytes > 0 else 0.0
+
+
+# ----------------------------------------------------------------------------- one stage
+
+
+@dataclass(frozen=True, slots=True)
+class StageCost:
+    micro: float  # T_s: seconds per micro-batch, including the receive from the previous stage
+    recv: float  # Tcomm_s: the receive part of ``micro`` (overlapped in the steady state)
+    sync: float  # per iteration after the pipeline drains: gradient all-reduce + update
+    memory: float  # bytes per GPU
+    compute: float  # the computation part of ``micro`` (what single-device profiling measures)
+
+    @property
+    def steady(self) -> float:
+        """Per-micro-batch time in the steady state; communication hides behind compute."""
+        return max(self.micro - self.recv, self.recv)
+
+
+def stage_cost(prof: ModelProfile, hw: Hardware, a: int, b: int, dp: int, tp: int, offset: int,
+               batch: float, n_micro: int, in_flight: int,
+               params: CostParams = DEFAULT_PARAMS) -> StageCost | None:
+    """Cost of operators [a, b) on ``dp * tp`` GPUs starting at allocation index ``offset``.
+
+    ``in_flight`` is how many micro-batches' checkpoints the stage holds at once.
+
+    None when the degrees are not usable: fewer than one sample per replica per
+    micro-batch, or more tensor shards than the model has heads.  Experts are
+    sharded across up to E data-parallel ranks (expert parallelism); beyond E
+    the expert shards are replicated and their gradients all-reduced.
+    """
+    m = batch / n_micro
+    mb = m / dp
+    if mb < 1 or tp > prof.max_tp:
+        return None
+    pe = prof.total(prof.expert_params, a, b)
+    ep = min(dp, prof.max_experts_shard) if prof.max_experts_shard else dp  # expert-parallel degree
+    links: Links = hw.links
+    gpn = links.gpus_per_node
+    pd = prof.total(prof.dense_params, a, b)
+    shard_params = pd / tp + pe / (tp * ep)
+    bpp = prof.bytes_per_param
+    peak = peak_flops(hw.gpu, bpp) * params.efficiency
+
+    compute = params.forward_passes * prof.total(prof.flops, a, b) * mb / (tp * peak)
+    stream = 3 * shard_params * bpp / (hw.gpu.mem_bw_gbs * 1e9)
+    launch = 3 * (b - a) * params.launch_s
+    t = compute + stream + launch
+
+    tp_link, _ = links.group(offset, tp, 1) if tp > 1 else (None, False)
+    if tp > 1:
+        t += allreduce(prof.total(prof.tp_bytes, a, b) * mb, tp, tp_link,
+                       count=prof.total(prof.tp_count, a, b))
+    dp_link, dp_cross = links.group(offset, dp, tp) if dp > 1 else (None, False)
+    # Data-parallel groups of the tp ranks of a node share the node's NIC.
+    dp_share = min(tp, gpn) if dp_cross else 1
+    a2a = prof.total(prof.a2a_bytes, a, b)
+    if ep > 1 and a2a > 0:
+        ep_link, _ = links.group(offset, ep, tp)
+        t += alltoall(a2a * mb / tp, ep, ep_link, count=prof.total(prof.a2a_count, a, b), share=dp_share)
+
+    recv = 0.0
+    if a > 0:
+        cut = float(prof.act_out[a - 1]) * m
+        link, _ = links.group(offset - 1, 2, 1)
+        recv = 2 * p2p(cut, link)  # activation forward, its gradient backward
+        if tp > 1:
+            recv += 2 * allgather(cut / dp, tp, tp_link)
+    t += recv
+
+    sync = 0.0
+    if dp > 1:
+        sync += allreduce(pd / tp * bpp, dp, dp_link, share=dp_share)
+        if dp > ep and pe > 0:  # replicas of the expert shards
+            rep_link, _ = links.group(offset, dp // ep, tp * ep)
+            sync += allreduce(pe / (tp * ep) * bpp, dp // ep, rep_link, share=dp_share)
+    sync += shard_params * params.state_bytes_per_param / (hw.gpu.mem_bw_gbs * 1e9)
+
+    memory = (shard_params * params.state_bytes_per_param
+              + min(in_flight, n_micro) * mb * prof.total(prof.ckpt, a, b)
+              + mb * float(prof.workset_max[a, b - 1]) / tp
+              + params.reserved_bytes)
+    return StageCost(t, recv, sync, memory, compute)
+
+
+def pipeline_time(costs: list[StageCost], n_micro: int) -> float:
+    """Crius's pipeline formula: first micro-batch through all stages, then B - 1 at the slowest."""
+    first = sum(c.micro for c in costs)
+    steady = max(c.steady for c in costs)
+    return first + (n_micro - 1) * steady + max(c.sync for c in costs)
+
+
+# ----------------------------------------------------------------------------- whole plans
+
+
+def plan_costs(model: ModelInfo, batch: float, plan: Plan, hw: Hardware,
+               params: CostParams = DEFAULT_PARAMS) -> list[StageCost] | None:
+    prof = profile(model)
+    out = []
+    S = plan.n_stages
+    for i, (st, off) in enumerate(zip(plan.stages, plan.offsets())):
+        c = stage_cost(prof, hw, st.start, st.stop, st.dp, st.tp, off, batch, plan.micro_batches,
+                       params.in_flight(i, S), params)
+        if c is None:
+            return None
+        out.append(c)
+    return out
+
+
+def memory_per_gpu(model: ModelInfo, batch: float, plan: Plan, hw: Hardware,
+                   params: CostParams = DEFAULT_PARAMS) -> tuple[float, ...] | None:
+    """Bytes each stage's GPUs hold (None when the plan's degrees are unusable)."""
+    costs = plan_costs(model, batch, plan, hw, params)
+    return None if costs is None else tuple(c.memory for c in costs)
+
+
+def plan_time(model: ModelInfo, batch: float, plan: Plan, hw: Hardware,
+              params: CostParams = DEFAULT_PARAMS) -> float | None:
+    """Iteration time of ``plan`` on ``hw``, or None if unusable or out of memory."""
+    costs = plan_costs(model, batch, plan, hw, params)
+    if costs is None or any(c.memory > hw.gpu.memory_bytes for c in costs):
+        return None
+    return pipeline_time(costs, plan.micro_batches)
+
+
+def iteration_time(model: ModelInfo, batch: float, gpu_type: str, gpus_per_node: int, n_gpus: int,
+                   plan: Plan, links: Links, params: CostParams = DEFAULT_PARAMS) -> float | None:
+    """Seconds per iteration of ``model`` at global ``batch`` on ``n_gpus`` GPUs with ``plan``.
+
+    None when the plan does not fit (OOM) or its degrees are unusable.  The
+    plan must use exactly ``n_gpus`` GPUs; ``gpus_per_node`` must match ``links``.
+    """
+    if plan.n_gpus != n_gpus:
+        raise ValueError(f"plan uses {plan.n_gpus} GPUs, the allocation has {n_gpus}")
+    if links.gpus_per_node != gpus_per_node:
+        raise ValueError(f"links are for {links.gpus_per_node} GPUs per node, not {gpus_per_node}")
+    return plan_time(model, batch, plan, Hardware.of(gpu_type, links), params)

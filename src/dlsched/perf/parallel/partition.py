@@ -1,0 +1,82 @@
+"""Stage determination of a Cell (Crius section 4.2, Figure 7).
+
+Allocated GPUs are first mapped to operators in proportion to their FLOPs, so
+every operator would take the same time on its (fractional) GPUs; any
+clustering of consecutive operators into stages is then balanced as long as
+each stage gets the GPUs its operators were mapped.  Crius clusters at the
+smallest inter-operator communication (the activation crossing a cut) and
+lands on stage GPU counts near powers of two, the usual cluster topology.
+
+Here each stage's GPU count is fixed first (the allocation split as evenly as
+possible, powers of two when the allocation and stage count are), and cut k
+is the operator boundary with the smallest activation among those whose
+cumulative mapped GPUs lie within ``tolerance`` of the stage boundary's GPUs;
+``tolerance`` is a fraction of the smaller neighbouring stage (0.25, Alpa's
+default stage imbalance tolerance in its benchmark suites).  ``balanced`` is
+the same without the communication criterion: the boundary nearest to the
+target; the full-space search tries both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dlsched.perf.parallel.plan import StageSplit
+from dlsched.perf.parallel.profile import ModelProfile, profile
+from dlsched.workload.models import ModelInfo
+
+DEFAULT_TOLERANCE = 0.25
+
+
+def stage_gpus(n_gpus: int, n_stages: int) -> tuple[int, ...]:
+    """GPUs per stage: as even as possible, larger stages first."""
+    if not 1 <= n_stages <= n_gpus:
+        raise ValueError(f"cannot split {n_gpus} GPUs into {n_stages} stages")
+    base, extra = divmod(n_gpus, n_stages)
+    return tuple(base + (1 if i < extra else 0) for i in range(n_stages))
+
+
+def stage_counts(n_gpus: int, n_layers: int) -> tuple[int, ...]:
+    """Pipeline depths a Cell may take: 1, 2, 4, ... up to the GPUs (Crius 6.1: log N_G choices)."""
+    out, s = [], 1
+    while s <= min(n_gpus, n_layers):
+        out.append(s)
+        s *= 2
+    return tuple(out)
+
+
+def _split(prof: ModelProfile, n_gpus: int, n_stages: int, tolerance: float, by_comm: bool) -> StageSplit:
+    L = prof.n_layers
+    if n_stages > L:
+        raise ValueError(f"{prof.name} has {L} operators, fewer than {n_stages} stages")
+    gpus = stage_gpus(n_gpus, n_stages)
+    mapped = prof.flops / prof.total_flops * n_gpus  # cumulative mapped GPUs at each boundary
+    cuts = [0]
+    target = 0.0
+    for k in range(1, n_stages):
+        target += gpus[k - 1]
+        lo, hi = cuts[-1] + 1, L - (n_stages - k)  # leave an operator for every later stage
+        idx = np.arange(lo, hi + 1)
+        dist = np.abs(mapped[idx] - target)
+        choice = int(idx[np.argmin(dist)])
+        if by_comm:
+            slack = tolerance * min(gpus[k - 1], gpus[k])
+            near = idx[dist <= slack + 1e-9]
+            if near.size:
+                # smallest activation crossing the cut; ties go to the closest to the target
+                key = np.lexsort((np.abs(mapped[near] - target), prof.act_out[near - 1]))
+                choice = int(near[key[0]])
+        cuts.append(choice)
+    cuts.append(L)
+    return StageSplit(tuple(cuts), gpus)
+
+
+def stage_partition(model: ModelInfo, n_gpus: int, n_stages: int,
+                    tolerance: float = DEFAULT_TOLERANCE) -> StageSplit:
+    """Crius's stage determination: FLOPs-proportional GPU mapping, cuts at small activations."""
+    return _split(profile(model), n_gpus, n_stages, tolerance, by_comm=True)
+
+
+def balanced_partition(model: ModelInfo, n_gpus: int, n_stages: int) -> StageSplit:
+    """FLOPs-balanced cuts ignoring communication (an alternative the full search also tries)."""
+    return _split(profile(model), n_gpus, n_stages, 0.0, by_comm=False)

@@ -1,0 +1,67 @@
+"""A ``PerfModel`` that runs Crius's large models at their adaptive-parallelism optimum.
+
+Optional glue for the simulator: a job whose model the parallelism model
+knows (the Table 2 families) is priced at ``CellEstimator.optimum`` for its
+GPU type and count, i.e. as if Alpa had tuned it on the allocation; any other
+job falls back to ``fallback`` (the simple model unless given).  Placement
+enters the way the Crius authors' simulator treats it when no profile exists
+(shared/seeds/README.md): throughput x 0.9 for every halving of GPUs per node
+when a job spans more nodes than a consolidated placement needs.  An
+allocation that cannot hold the model (OOM) costs infinite time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dlsched.cluster.topology import Cluster
+from dlsched.perf.base import IterCost, PerfModel, SimplePerfModel
+from dlsched.perf.parallel.cost import DEFAULT_PARAMS, CostParams
+from dlsched.perf.parallel.estimator import CellEstimator
+from dlsched.workload.job import JobSpec
+from dlsched.workload.models import get_model
+from dlsched.workload.zoo_large import layer_traits
+
+SPREAD_FACTOR = 0.9  # throughput kept per halving of GPUs per node (Crius authors' simulator)
+
+INFEASIBLE = IterCost(math.inf, math.inf, 0.0)
+
+
+class AdaptivePerfModel(PerfModel):
+    """Iteration time of a large-model job at its full-space optimal plan."""
+
+    def __init__(self, cluster: Cluster, fallback: PerfModel | None = None,
+                 params: CostParams = DEFAULT_PARAMS, estimator: CellEstimator | None = None):
+        super().__init__(cluster)
+        self.estimator = estimator or CellEstimator(cluster, params)
+        self.fallback = fallback or SimplePerfModel(cluster)
+
+    def spread_factor(self, gpus: np.ndarray) -> float:
+        """Throughput kept when the GPUs span more nodes than a consolidated placement."""
+        c = self.cluster
+        nodes = np.unique(c.gpu_node[gpus])
+        per_node = int(c.node_gpus[nodes[0]])
+        needed = max(1, -(-gpus.size // per_node))
+        if nodes.size <= needed:
+            return 1.0
+        return SPREAD_FACTOR ** math.log2(nodes.size / needed)
+
+    def price(self, job: JobSpec, gpus, plan=None) -> IterCost:
+        model = get_model(job.model, job.params)
+        if layer_traits(model) is None:
+            return self.fallback.price(job, gpus, plan)
+        g = np.asarray(gpus, dtype=np.int64)
+        c = self.cluster
+        worst = 0.0
+        for t in np.unique(c.gpu_type_idx[g]):  # a mixed allocation runs at its slowest type
+            cell = self.estimator.optimum(model, job.batch_size, c.gpu_types[int(t)].name, int(g.size))
+            if cell is None:
+                return INFEASIBLE
+            worst = max(worst, cell.iter_time)
+        total = worst / self.spread_factor(g)
+        return IterCost(total, total, 0.0)
+
+    def describe(self) -> dict:
+        return {"perf_model": type(self).__name__, "fallback": self.fallback.describe()}

@@ -1,0 +1,463 @@
+"""Crius: Cell-based scheduling of large models on heterogeneous GPUs (Algorithm 1).
+
+Xue et al., "A Codesign of Scheduling and Parallelization for Large Model
+Training in Heterogeneous Clusters" (shared/seeds/000_*.txt), section 6.
+
+* Cells (section 6.1 "Initializing Cells"): for a job asking N_G GPUs,
+  counts N_G/2, N_G, 2N_G (capped at 16 GPUs, the authors' limit) on every
+  GPU type, each with log2(n)+1 pipeline depths; a shape's value is its best
+  *estimated* Cell (``CellEstimator.best_cell``), computed once per job and
+  cached.  Jobs then run at the full-space optimum (the perf model's job).
+* Triggers: every arrival and departure (Algorithm 1's two entry points;
+  the engine batches those of one timestamp into one call) and a 5-minute
+  round (section 7: "schedules jobs with the interval of 5 minutes";
+  ``round_s``; ``on_events=False`` batches everything into rounds).  In a
+  call: pending jobs first (SchedDeparture, lines 9-13), then the new
+  arrivals (SchedArrival, lines 2-8), then extra scheduling on idle GPUs
+  (line 12) when nobody is left pending.
+* CellBasedSched (lines 14-20): ScaleResource explores choices that scale
+  running jobs down or move them to another GPU type (at most ``depth``
+  moves, default 3; see ``crius_search``), BestPerf picks the choice with
+  the highest estimated cluster throughput, and the choice is applied to a
+  *virtual* cluster (free counts per type).  One ``Decision`` is returned
+  at the end (FinalizeAlloc).
+* Opportunistic execution: while the oldest pending job is blocked, later
+  jobs may start on idle GPUs as "opportunistic"; once the blocked job's
+  minimum requirement fits in idle + opportunistic GPUs, opportunistic jobs
+  are suspended to launch it.
+
+Cluster throughput is the sum of each job's throughput normalised by its
+best shape (simplification, also in docs/crius.md): raw samples/s are not
+comparable across models (a Wide-ResNet sample costs far more than a BERT
+one), so summing them would starve expensive models.
+
+Variants: ``crius-ddl`` (deadline-aware, section 8.5), ``crius-na`` (no
+GPU-count scaling) and ``crius-nh`` (no GPU-type scaling), section 8.6.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from statistics import median
+
+from dlsched.perf.adaptive import shared_estimator
+from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
+from dlsched.policies.crius_common import (CRIUS_REPLAN, MAX_GPUS_PER_JOB, Shape, ShapeTable,
+                                           apply_targets, replan_overhead, resolve_type, shape_of)
+from dlsched.policies.crius_search import VirtualCluster, best_grow, best_release
+from dlsched.policies.registry import register
+from dlsched.workload.models import get_model
+
+
+_QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
+
+
+def crius_counts(n_g: int, adaptive: bool = True) -> list[int]:
+    """N_G/2, N_G, 2N_G within [1, 16] (section 6.1); only N_G without adaptivity scaling."""
+    if not adaptive:
+        return [min(n_g, MAX_GPUS_PER_JOB)]
+    out = sorted({max(1, n_g // 2), n_g, min(2 * n_g, MAX_GPUS_PER_JOB)})
+    return [n for n in out if n <= MAX_GPUS_PER_JOB]
+
+
+@register("crius")
+class Crius(JobPolicy):
+    name = "crius"
+    adaptive = True  # GPU-count scaling (off in Crius-NA)
+    heterogeneous = True  # GPU-type scaling (off in Crius-NH)
+    deadline_aware = False
+
+    def __init__(self, round_s: float = 300.0, depth: int = 3, beam: int = 4, window: int = 32,
+                 move_penalty: float = 0.02, grow_min_gain: float = 0.05, on_events: bool = True,
+                 crowded_per_gpu: bool = True, fewest_moves: bool = False):
+        # round_s: section 7's 5-minute interval.  depth: section 8.4's setting.  window: pending
+        # jobs re-tried per round past the head (bounds a round's cost under long queues, as the
+        # lead's FCFS backfill window does).  move_penalty: throughput a move must win back, so a
+        # restart (re-planning overhead, section 8.4 "avoid frequent rescheduling") is not free.
+        self.period = round_s
+        self.schedule_on_events = on_events
+        self.depth = depth
+        self.beam = beam
+        self.window = window
+        self.move_penalty = move_penalty
+        self.grow_min_gain = grow_min_gain
+        self.crowded_per_gpu = crowded_per_gpu
+        self.fewest_moves = fewest_moves
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+
+    def reset(self) -> None:
+        self._tables: dict[str, ShapeTable] = {}  # per active job, built once
+        self._est_time: dict[str, dict[Shape, float]] = {}  # estimated s/iteration per shape (DDL)
+        self._new: list[str] = []  # arrivals since the last call
+        self._opp: dict[str, float] = {}  # opportunistic job -> time it was launched
+        self._cluster = None
+        self.overheads: list[float] = []  # seconds of policy work per arriving job
+        self.calls = 0
+        self.dropped_early = 0
+        self._queue: dict[str, JobState] = {}
+        self._queue_sorted = True
+        self._epoch = 0  # bumped whenever GPUs are released; pending failures are memoised per epoch
+
+    def on_submit(self, job: JobState, now: float) -> None:
+        self._new.append(job.job_id)
+        self._queue[job.job_id] = job  # arrivals come in submission order
+
+    def _old_pending(self, new_ids: set[str]):
+        """Queued jobs that are not new arrivals, in submission order, lazily (our own queue:
+        no sort of every active job per call)."""
+        if not self._queue_sorted:
+            order = sorted(self._queue.values(), key=lambda j: (j.spec.submit_time, j.spec.job_id))
+            self._queue = {j.spec.job_id: j for j in order}
+            self._queue_sorted = True
+        for jid, j in self._queue.items():
+            if jid not in new_ids and j.status in _QUEUED:
+                yield j
+
+    @staticmethod
+    def _new_order(new_ids: set[str], jobs: dict[str, JobState]) -> list[str]:
+        live = [jid for jid in new_ids if jid in jobs and jobs[jid].status in _QUEUED]
+        live.sort(key=lambda jid: (jobs[jid].spec.submit_time, jid))
+        return live
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        self._queue.pop(job.job_id, None)
+        self._epoch += 1  # a departure frees GPUs (SchedDeparture re-tries the pending jobs)
+        self._tables.pop(job.job_id, None)
+        self._est_time.pop(job.job_id, None)
+        self._opp.pop(job.job_id, None)
+
+    def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
+        return replan_overhead(CRIUS_REPLAN, job, new, self._cluster, kind)
+
+    # ------------------------------------------------------------------ Cells
+
+    def _types_for(self, cluster, job: JobState) -> list[int]:
+        req = resolve_type(cluster, job.spec.gpu_type)
+        if self.heterogeneous or req is None:
+            return list(range(len(cluster.gpu_types)))
+        return [req]
+
+    def _init_cells(self, cluster, job: JobState) -> ShapeTable:
+        """Section 6.1: Cells at N_G/2, N_G, 2N_G on every type; best estimated Cell per shape."""
+        est = shared_estimator(cluster)
+        spec = job.spec
+        model = get_model(spec.model, spec.params)
+        thr: dict[Shape, float] = {}
+        times: dict[Shape, float] = {}
+        for t in self._types_for(cluster, job):
+            name = cluster.gpu_types[t].name
+            for n in crius_counts(spec.num_gpus, self.adaptive):
+                if n > int(cluster.type_gpus[t]):
+                    continue
+                cell = est.best_cell(model, spec.batch_size, name, n)
+                if cell is not None:
+                    thr[(t, n)] = cell.throughput
+                    times[(t, n)] = cell.iter_time
+        tab = ShapeTable.build(thr)
+        self._tables[job.job_id] = tab
+        self._est_time[job.job_id] = times
+        return tab
+
+    def _table(self, cluster, job: JobState) -> ShapeTable:
+        tab = self._tables.get(job.job_id)
+        return tab if tab is not None else self._init_cells(cluster, job)
+
+    # ------------------------------------------------------------------ deadline hooks (DDL)
+
+    def _allowed(self, view: ClusterView, now: float):
+        """Predicate on (job id, shape) a move or placement must satisfy; None = anything goes."""
+        return None
+
+    def _drop_reason(self, view: ClusterView, job: JobState, now: float) -> str | None:
+        if not self._table(view.cluster, job).thr:
+            # no Cell fits in memory on any type and count Crius may choose: it can never run
+            return "no feasible Cell (out of memory on every candidate shape)"
+        return None
+
+    # ------------------------------------------------------------------ Algorithm 1
+
+    def schedule(self, view: ClusterView, now: float) -> Decision:
+        cluster = view.cluster
+        self._cluster = cluster
+        self.calls += 1
+        jobs = view.jobs
+        running = view.running()
+        vc = VirtualCluster([int(x) for x in view.free.type_free],
+                            {j.job_id: shape_of(cluster, j) for j in running})
+        for j in running:
+            if j.job_id not in self._tables:
+                self._init_cells(cluster, j)
+        allowed = self._allowed(view, now)
+        drop: dict[str, str] = {}
+        preempt: list[str] = []
+        touched: set[str] = set()  # jobs whose shape this call already decided (no ping-pong)
+        new_ids = set(self._new)
+        self._new.clear()
+
+        # arrivals straight from the ids (in submission order); the older pending jobs lazily from
+        # our ordered queue, since a call looks at no more than ``window`` of them past a block
+        arrivals = [jobs[jid] for jid in self._new_order(new_ids, jobs)]
+        old_pending = self._old_pending(new_ids)
+        head = next(old_pending, None)
+        if head is not None:
+            old_pending = itertools.chain((head,), old_pending)
+
+        # opportunistic jobs keep that mark only while an older job is still waiting
+        oldest_wait = head.spec.submit_time if head is not None else None
+        for jid in list(self._opp):
+            if jid not in vc.shapes or oldest_wait is None or jobs[jid].spec.submit_time < oldest_wait:
+                self._opp.pop(jid, None)
+
+        blocked_head = False
+        # SchedDeparture (lines 9-10): resume pending jobs in submission order
+        for i, job in enumerate(old_pending):
+            if i >= self.window and blocked_head:
+                break
+            if job.policy_data.get("crius_failed") == self._epoch:
+                blocked_head = True  # nothing was released since it last failed: it would fail again
+                continue
+            reason = self._drop_reason(view, job, now)
+            if reason:
+                drop[job.job_id] = reason
+                continue
+            ok = self._cell_based_sched(cluster, vc, job, touched, allowed, crowded=True)
+            if not ok and not blocked_head:
+                ok = self._preempt_opportunistic(cluster, vc, job, preempt, touched, allowed)
+            if ok:
+                touched.add(job.job_id)
+                if blocked_head:
+                    self._opp[job.job_id] = now
+            else:
+                blocked_head = True
+                job.policy_data["crius_failed"] = self._epoch
+
+        # SchedArrival (lines 2-8): initialise Cells, schedule, else pend
+        for job in arrivals:
+            t0 = time.perf_counter()
+            self._init_cells(cluster, job)
+            reason = self._drop_reason(view, job, now)
+            if reason:
+                drop[job.job_id] = reason
+                self.dropped_early += 1
+            else:
+                crowded = blocked_head or len(arrivals) > 1
+                ok = self._cell_based_sched(cluster, vc, job, touched, allowed, crowded=crowded)
+                if ok:
+                    touched.add(job.job_id)
+                    if blocked_head:  # an older job still waits: this one runs opportunistically
+                        self._opp[job.job_id] = now
+                else:
+                    blocked_head = True
+                    job.policy_data["crius_failed"] = self._epoch
+            self.overheads.append(time.perf_counter() - t0)
+
+        # extra scheduling on released resources (line 12): only when nobody waits
+        if not blocked_head and any(f > 0 for f in vc.free):
+            for _ in range(self.depth):
+                m = best_grow(vc, self._tables, touched, self.grow_min_gain, allowed)
+                if m is None:
+                    break
+                vc.apply([m])
+                touched.add(m.job_id)
+
+        # FinalizeAlloc (lines 8 and 13): one decision for everything that changed
+        # only jobs this call touched can have a new shape (the others keep theirs)
+        targets = {jid: vc.shapes[jid] for jid in touched if jid in vc.shapes}
+        decision = apply_targets(view, targets, jobs, preempt, drop)
+        for jid in decision.allocate:
+            self._queue.pop(jid, None)
+        for jid in decision.preempt:
+            self._queue[jid] = jobs[jid]
+            self._queue_sorted = False
+        for jid in decision.drop:
+            self._queue.pop(jid, None)
+        if decision.preempt or decision.drop or any(
+                jobs[j].allocation is not None and len(a.gpus) < len(jobs[j].allocation.gpus)
+                or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]
+                for j, a in decision.allocate.items()):
+            self._epoch += 1  # GPUs were given back: pending jobs that failed may now fit
+        return decision
+
+    def _cell_based_sched(self, cluster, vc: VirtualCluster, job: JobState, touched: set[str],
+                          allowed, crowded: bool = False) -> bool:
+        """ScaleResource + BestPerf + VirtualAlloc for one queued job; False = pend it.
+
+        ``crowded``: other jobs wait behind this one, so it may not take more than the N_G it
+        asked for (2N_G Cells are for idle GPUs, which extra scheduling hands out).
+        """
+        tab = self._table(cluster, job)
+        jid = job.job_id
+        best = None  # (value, -moves, -gpus, shape, moves)
+        skip = touched | {jid}
+        cap = job.spec.num_gpus if crowded else MAX_GPUS_PER_JOB
+        # With jobs waiting, GPUs are the binding constraint: the ones this job does not take go
+        # to the jobs behind it, so cluster throughput is maximised by throughput *per GPU*.
+        per_gpu = crowded and self.crowded_per_gpu
+        # shapes by estimated throughput, best first: a shape that needs moves is worth at most
+        # its own gain minus one move's penalty, so once that cannot beat the best found the
+        # remaining shapes are skipped (bounds the search without changing its answer, except
+        # for moves that would *raise* a moved job's throughput, which extra scheduling finds)
+        for shape in sorted(tab.thr, key=lambda s: (-tab.thr[s], s)):
+            if allowed is not None and not allowed(jid, shape):
+                continue
+            t, n = shape
+            if n > cap:
+                continue
+            gain = tab.norm(shape)
+            need = n - vc.free[t]
+            div = n if per_gpu else 1
+            if need <= 0:
+                cand = (gain / div, 0, -n, shape, ())
+            else:
+                if best is not None and (gain - self.move_penalty) / div <= best[0]:
+                    continue
+                got = best_release(vc, self._tables, t, need, self.depth, self.beam, skip,
+                                   self.move_penalty, allowed, self.fewest_moves)
+                if got is None:
+                    continue
+                value, moves = got
+                cand = ((gain + value) / div, -len(moves), -n, shape, moves)
+            if best is None or cand[:3] > best[:3]:
+                best = cand
+        # Admission first: a choice that starts the job is taken even if the moves it needs cost
+        # the running jobs more normalised throughput than the job adds.  Under linear scaling a
+        # pure throughput objective is indifferent between one job on 2N GPUs and two on N, and
+        # then never shrinks anyone to start a waiting job; Crius downscales "when cluster
+        # resources are insufficient" (section 6.1), so starting jobs takes precedence.
+        if best is None:
+            return False
+        _, _, _, shape, moves = best
+        if moves:
+            vc.apply(moves)
+            touched.update(m.job_id for m in moves)
+        vc.place(jid, shape)
+        return True
+
+    def _preempt_opportunistic(self, cluster, vc: VirtualCluster, job: JobState, preempt: list[str],
+                               touched: set[str], allowed) -> bool:
+        """Suspend opportunistic jobs when the blocked head's minimum requirement then fits."""
+        if not self._opp:
+            return False
+        tab = self._table(cluster, job)
+        opp_on: dict[int, list[str]] = {}
+        for jid in self._opp:
+            s = vc.shapes.get(jid)
+            if s is not None and jid not in touched:
+                opp_on.setdefault(s[0], []).append(jid)
+        best = None
+        for (t, n) in sorted(tab.thr, key=lambda s: (s[1], -tab.norm(s))):  # minimum first
+            if allowed is not None and not allowed(job.job_id, (t, n)):
+                continue
+            cands = sorted(opp_on.get(t, ()), key=lambda j: -self._opp[j])  # latest launched first
+            if vc.free[t] + sum(vc.shapes[j][1] for j in cands) < n:
+                continue
+            victims, have = [], vc.free[t]
+            for j in cands:
+                if have >= n:
+                    break
+                victims.append(j)
+                have += vc.shapes[j][1]
+            best = ((t, n), victims)
+            break
+        if best is None:
+            return False
+        shape, victims = best
+        for j in victims:
+            vc.remove(j)
+            self._opp.pop(j, None)
+            preempt.append(j)
+            touched.add(j)
+        vc.place(job.job_id, shape)
+        return True
+
+    # ------------------------------------------------------------------ reporting
+
+    def overhead_stats(self) -> dict:
+        """Per-arriving-job scheduling overhead (seconds of policy CPU time)."""
+        o = sorted(self.overheads)
+        if not o:
+            return {"jobs": 0}
+        return {"jobs": len(o), "median_s": median(o), "mean_s": sum(o) / len(o),
+                "p95_s": o[int(0.95 * (len(o) - 1))], "max_s": o[-1]}
+
+    def describe(self) -> dict:
+        d = super().describe()
+        d.update({"search_depth": self.depth, "beam": self.beam, "window": self.window,
+                  "adaptive_scaling": self.adaptive, "heterogeneity_scaling": self.heterogeneous,
+                  "deadline_aware": self.deadline_aware, "replan_s_per_gpu_cap": CRIUS_REPLAN,
+                  "overhead": self.overhead_stats()})
+        return d
+
+
+@register("crius-na")
+class CriusNA(Crius):
+    """Ablation without adaptivity scaling: every job keeps its requested GPU count (section 8.6)."""
+
+    name = "crius-na"
+    adaptive = False
+
+
+@register("crius-nh")
+class CriusNH(Crius):
+    """Ablation without heterogeneity scaling: every job stays on its requested GPU type (section 8.6)."""
+
+    name = "crius-nh"
+    heterogeneous = False
+
+
+@register("crius-ddl")
+class CriusDDL(Crius):
+    """Deadline-aware Crius (section 8.5, following ElasticFlow).
+
+    A shape is allowed for a job only if, at its *estimated* Cell speed plus
+    the re-planning overhead, the job's remaining iterations end before its
+    deadline; moves of running jobs obey the same guarantee.  Jobs for which
+    no allowed shape exists are dropped early (on arrival, or while pending
+    once the deadline can no longer be met).  Jobs without a deadline are
+    treated as ordinary Crius jobs.
+    """
+
+    name = "crius-ddl"
+    deadline_aware = True
+
+    def _remaining(self, view: ClusterView, jid: str) -> float:
+        job = view.jobs.get(jid)
+        if job is None:
+            return 0.0
+        return job.total_iterations - view.progress(job)
+
+    def _meets(self, view: ClusterView, jid: str, shape: Shape, now: float) -> bool:
+        job = view.jobs.get(jid)
+        if job is None or job.spec.deadline is None:
+            return True
+        t = self._est_time.get(jid, {}).get(shape)
+        if t is None:
+            return False
+        cur = shape_of(view.cluster, job) if job.status == JobStatus.RUNNING else None
+        cost = 0.0 if cur == shape else min(CRIUS_REPLAN[0] * shape[1], CRIUS_REPLAN[1])
+        return now + cost + self._remaining(view, jid) * t <= job.spec.deadline
+
+    def _allowed(self, view: ClusterView, now: float):
+        return lambda jid, shape: self._meets(view, jid, shape, now)
+
+    def _drop_reason(self, view: ClusterView, job: JobState, now: float) -> str | None:
+        base = super()._drop_reason(view, job, now)
+        if base or job.spec.deadline is None:
+            return base
+        tab = self._table(view.cluster, job)
+        if any(self._meets(view, job.job_id, s, now) for s in tab.thr):
+            return None
+        return "deadline cannot be met on any Cell"
+
+
+def deadline_satisfactory_ratio(records) -> float | None:
+    """ElasticFlow's metric (Crius section 8.5): jobs finished by their deadline / jobs with one."""
+    with_ddl = [r for r in records if r.deadline is not None]
+    if not with_ddl:
+        return None
+    met = sum(1 for r in with_ddl if r.status == "finished" and r.finish is not None
+              and r.finish <= r.deadline + 1e-6)
+    return met / len(with_ddl)

@@ -1,0 +1,139 @@
+"""Round-robin time-slicing with consolidation, after Gandiva (Xiao et al., OSDI 2018).
+
+Gandiva shares an oversubscribed cluster by suspending and resuming jobs at
+iteration boundaries, a time slice (quantum) at a time, and migrates jobs to
+consolidate them when fragmentation spread them over machines.  This policy
+keeps those two mechanisms and nothing else (no packing, no introspection):
+
+- Queued jobs are served least recently served first (a new job counts as
+  served at its submission).  A job that fits on free GPUs starts at once,
+  on any call.
+- Suspensions happen only in rounds, every ``quantum_s`` from the first call:
+  a job that does not fit may then take GPUs from running jobs whose slice
+  has expired (held them for at least ``quantum_s``), oldest slice first,
+  but only if that makes it fit; those jobs go to the back of the queue.
+- A running job spread over several nodes moves onto one node as soon as one
+  node can hold it (counting the GPUs it already has there), at most one
+  move per call, and only once it has made progress (a move costs a restore).
+
+It asks to be called at the next round while jobs wait.
+"""
+
+from __future__ import annotations
+
+from dlsched.cluster.placement import pick_gpus
+from dlsched.cluster.topology import Tier
+from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
+from dlsched.policies.registry import register
+
+
+@register("timeslice")
+class TimeSlice(JobPolicy):
+    name = "timeslice"
+
+    def __init__(self, quantum_s: float = 600.0, consolidate: bool = True):
+        if quantum_s <= 0:
+            raise ValueError("quantum_s must be positive")
+        self.quantum_s = float(quantum_s)
+        self.consolidate = consolidate
+        self.reset()
+
+    def reset(self) -> None:
+        self._served: dict[str, float] = {}  # job -> when it last left the GPUs (or arrived)
+        self._slice: dict[str, float] = {}  # running job -> when its present slice began
+        self._origin: float | None = None  # rounds fall at origin + k * quantum
+        self._last_round = 0.0  # (now - origin) / quantum at the previous call
+
+    def on_submit(self, job: JobState, now: float) -> None:
+        self._served.setdefault(job.job_id, job.spec.submit_time)
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        self._served.pop(job.job_id, None)
+        self._slice.pop(job.job_id, None)
+
+    @staticmethod
+    def _type(view: ClusterView, job: JobState) -> int | None:
+        return view.cluster.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+
+    def schedule(self, view: ClusterView, now: float) -> Decision:
+        d = Decision()
+        c = view.cluster
+        if self._origin is None:
+            self._origin = now
+        rounds = (now - self._origin) / self.quantum_s
+        is_round = int(rounds + 1e-9) > int(self._last_round + 1e-9)  # crossed a round boundary
+        self._last_round = rounds
+        next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
+        running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))
+        for j in running:
+            self._slice.setdefault(j.job_id, now)  # e.g. adopted after an engine restart
+        expired = sorted((j for j in running if now - self._slice[j.job_id] >= self.quantum_s),
+                         key=lambda j: (self._slice[j.job_id], j.spec.submit_time, j.job_id))
+        queue = sorted(view.queued(), key=lambda j: (self._served.get(j.job_id, j.spec.submit_time),
+                                                     j.spec.submit_time, j.job_id))
+        scratch = view.free.copy()
+        preempted: list[JobState] = []
+        waiting = 0
+        for job in queue:
+            t = self._type(view, job)
+            n = job.spec.num_gpus
+            gpus = pick_gpus(scratch, n, t) if scratch.free_of_type(t) >= n else None
+            if gpus is None and not is_round:
+                waiting += 1
+                continue
+            if gpus is None:
+                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted)
+                if gpus is None:
+                    waiting += 1
+                    continue
+                scratch = scratch2
+                preempted += taken
+            scratch.allocate(gpus)
+            d.allocate[job.job_id] = Allocation.of(gpus)
+        for j in preempted:
+            d.preempt.append(j.job_id)
+            self._served[j.job_id] = now
+            del self._slice[j.job_id]
+        for jid in d.allocate:
+            self._slice[jid] = now
+        if self.consolidate:
+            gone = {j.job_id for j in preempted}
+            for j in running:
+                if j.job_id in gone or j.ready_at > now:
+                    continue
+                own = j.allocation.gpus
+                if len({int(c.gpu_node[g]) for g in own}) < 2:
+                    continue
+                scratch.release(own)
+                target = pick_gpus(scratch, len(own), self._type(view, j), max_tier=Tier.NVLINK)
+                if target is None:
+                    scratch.allocate(own)
+                    continue
+                scratch.allocate(target)
+                d.allocate[j.job_id] = Allocation.of(target, j.allocation.plan)
+                break  # one move per call: each costs a checkpoint and a restore
+        if waiting or preempted:  # suspended jobs wait too: they compete again at the next round
+            d.wakeup = next_round
+        return d
+
+    def _by_preempting(self, view, job, t, n, scratch, expired, already):
+        """GPUs for ``job`` after suspending expired jobs (oldest slice first), or (None, ...)."""
+        c = view.cluster
+        trial = None
+        taken = []
+        for e in expired:
+            if e in already:
+                continue
+            if t is not None and int(c.gpu_type_idx[e.allocation.gpus[0]]) != t:
+                continue  # its GPUs would not help
+            trial = trial or scratch.copy()
+            trial.release(e.allocation.gpus)
+            taken.append(e)
+            if trial.free_of_type(t) >= n:
+                gpus = pick_gpus(trial, n, t)
+                if gpus is not None:
+                    return gpus, trial, taken
+        return None, scratch, []
+
+    def describe(self) -> dict:
+        return {**super().describe(), "quantum_s": self.quantum_s, "consolidate": self.consolidate}

@@ -1,0 +1,99 @@
+"""Trace readers: one module per format, each returning a ``TraceLoad``.
+
+``read_trace(path, fmt="auto")`` picks the reader from the file's header (or first JSON
+object, or the PAI file name); docs/trace-formats.md describes every format.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Callable
+
+from dlsched.errors import InputError, UnknownNameError
+from dlsched.workload.readers._common import (DEFAULT_MODEL_BY_GPUS, SkippedRow, TraceLoad, model_for_gpus)
+from dlsched.workload.readers.arena import read_arena
+from dlsched.workload.readers.blox import read_blox
+from dlsched.workload.readers.gavel import parse_job_type, read_gavel
+from dlsched.workload.readers.helios import read_helios
+from dlsched.workload.readers.lingjun import read_lingjun
+from dlsched.workload.readers.pai import read_pai
+from dlsched.workload.readers.philly import read_philly, read_philly_subset
+from dlsched.workload.readers.plain import read_dlsched
+
+READERS: dict[str, Callable[..., TraceLoad]] = {
+    "dlsched": read_dlsched,
+    "arena": read_arena,
+    "gavel": read_gavel,
+    "blox": read_blox,
+    "philly": read_philly,
+    "philly-subset": read_philly_subset,
+    "helios": read_helios,
+    "pai": read_pai,
+    "lingjun": read_lingjun,
+}
+
+# Header columns that identify a CSV format, most specific first.
+_SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("arena", frozenset({"submit_rel_s", "param_num", "iterations_sim"})),
+    ("gavel", frozenset({"total_steps", "job_type"})),
+    ("blox", frozenset({"duration_s", "job_type", "submit_time_s"})),
+    ("helios", frozenset({"jobname", "gpu_num", "vc", "submit_time"})),
+    ("dlsched", frozenset({"job_id", "submit_time", "model", "num_gpus"})),
+    ("lingjun", frozenset({"job_type", "start_time", "end_time"})),
+)
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of a trace file, from its first line (or first JSON object, or PAI file name)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", file=str(path))
+    if "pai_task_table" in path.name:
+        return "pai"
+    with open(path, newline="") as f:
+        head = f.read(65536)
+    stripped = head.lstrip()
+    if stripped.startswith("["):
+        keys = _first_json_keys(path)
+        if "jobid" in keys:
+            return "philly"
+        if {"id", "runtime"} <= keys:
+            return "philly-subset"
+        raise InputError(f"JSON trace with unknown fields {sorted(keys)}", file=str(path), line=1)
+    first = next(csv.reader([head.splitlines()[0] if head else ""]), [])
+    cols = {c.strip() for c in first}
+    for name, needed in _SIGNATURES:
+        if needed <= cols:
+            return name
+    raise InputError(f"cannot tell the trace format from the header {sorted(cols)}; "
+                     f"pass fmt= one of {', '.join(READERS)}", file=str(path), line=1)
+
+
+def _first_json_keys(path: Path) -> set[str]:
+    from dlsched.workload.readers._common import json_records
+    for row in json_records(path, str(path)):
+        return set(row.data)
+    return set()
+
+
+def read_trace(path: str | Path, fmt: str = "auto", skip_bad_rows: bool = False, **options) -> TraceLoad:
+    """Read a trace in any supported format; ``options`` go to the format's reader.
+
+    Bad rows raise ``InputError`` naming file, line and field, unless ``skip_bad_rows``; then
+    they are listed in ``TraceLoad.skipped`` with the reason.  Submit times are relative to
+    the first submission.
+    """
+    if fmt in (None, "", "auto"):
+        fmt = detect_format(path)
+    reader = READERS.get(fmt)
+    if reader is None:
+        raise UnknownNameError("trace format", fmt, READERS, field="format")
+    if not Path(path).is_file():
+        raise InputError("no such file", file=str(path))
+    return reader(path, skip_bad_rows=skip_bad_rows, **options)
+
+
+__all__ = ["DEFAULT_MODEL_BY_GPUS", "READERS", "SkippedRow", "TraceLoad", "detect_format", "model_for_gpus",
+           "parse_job_type", "read_arena", "read_blox", "read_dlsched", "read_gavel", "read_helios",
+           "read_lingjun", "read_pai", "read_philly", "read_philly_subset", "read_trace"]

@@ -1,0 +1,252 @@
+"""What every trace reader shares: the result type, row-level error handling, field parsing.
+
+A reader turns each row into a ``JobSpec`` or raises ``InputError`` naming the
+file, the 1-based line and the field.  ``RowLoop`` decides what happens then:
+re-raise, or (``skip_bad_rows``) record a ``SkippedRow`` and go on.  Rows a
+format defines as "not a training job" (CPU-only jobs) are always recorded in
+``skipped`` rather than dropped, so nothing disappears silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from dlsched.cluster.gpus import gpu_type as _gpu_type
+from dlsched.errors import InputError
+from dlsched.workload.job import JobSpec
+from dlsched.workload.models import get_model
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedRow:
+    line: int
+    field: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TraceLoad:
+    jobs: list[JobSpec]
+    skipped: list[SkippedRow] = field(default_factory=list)
+    source: str = ""
+
+
+class NotAJob(Exception):
+    """A well-formed row that the format says is not a GPU training job (reported, not an error)."""
+
+    def __init__(self, field_name: str, reason: str):
+        super().__init__(reason)
+        self.field = field_name
+        self.reason = reason
+
+
+# Formats without model names: a documented rule by GPU demand (docs/trace-formats.md).
+# Single-GPU jobs are mostly small CNN experiments; jobs up to a node look like BERT-scale
+# fine-tuning; multi-node jobs are the large language models of their time.
+DEFAULT_MODEL_BY_GPUS: tuple[tuple[float, str], ...] = ((1, "resnet50"), (8, "bert-base"),
+                                                        (math.inf, "gpt2-medium"))
+
+
+def model_for_gpus(num_gpus: int, default_model: str | None = None) -> str:
+    if default_model:
+        return default_model
+    for upto, name in DEFAULT_MODEL_BY_GPUS:
+        if num_gpus <= upto:
+            return name
+    return DEFAULT_MODEL_BY_GPUS[-1][1]
+
+
+class Row:
+    """One record's fields, with parsers that raise ``InputError`` naming file, line and field."""
+
+    __slots__ = ("data", "line", "source")
+
+    def __init__(self, data: dict, line: int, source: str):
+        self.data, self.line, self.source = data, line, source
+
+    def error(self, message: str, name: str | None) -> InputError:
+        return InputError(message, file=self.source, line=self.line, field=name)
+
+    def has(self, name: str) -> bool:
+        v = self.data.get(name)
+        return v is not None and str(v).strip() != ""
+
+    def str(self, name: str, default: str | None = None) -> str:
+        if not self.has(name):
+            if default is not None:
+                return default
+            raise self.error("missing value", name)
+        return str(self.data[name]).strip()
+
+    def float(self, name: str, *, minimum: float | None = 0.0, default: float | None = None) -> float:
+        if not self.has(name) and default is not None:
+            return default
+        raw = self.str(name)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise self.error(f"not a number: {raw!r}", name) from None
+        if not math.isfinite(value):
+            raise self.error(f"not a finite number: {raw!r}", name)
+        if minimum is not None and value < minimum:
+            raise self.error(f"must be >= {minimum:g}, got {raw}", name)
+        return value
+
+    def int(self, name: str, *, minimum: int | None = 0, default: int | None = None) -> int:
+        if not self.has(name) and default is not None:
+            return default
+        value = self.float(name, minimum=minimum)
+        if value != int(value):
+            raise self.error(f"not an integer: {self.data[name]!r}", name)
+        return int(value)
+
+    def bool(self, name: str, default: bool = False) -> bool:
+        if not self.has(name):
+            return default
+        raw = self.str(name).lower()
+        if raw in ("1", "true", "yes", "y", "t"):
+            return True
+        if raw in ("0", "false", "no", "n", "f"):
+            return False
+        raise self.error(f"not a boolean: {raw!r}", name)
+
+    def time(self, name: str) -> float:
+        """A timestamp: seconds (number) or 'YYYY-MM-DD HH:MM:SS' (naive, read as UTC)."""
+        raw = self.str(name)
+        try:
+            value = float(raw)
+        except ValueError:
+            value = parse_datetime(raw)
+            if value is None:
+                raise self.error(f"not a time: {raw!r}", name) from None
+        if not math.isfinite(value) or value < 0:
+            raise self.error(f"must be a non-negative time, got {raw}", name)
+        return value
+
+    def model(self, name_field: str, name: str, variant: str | None = None) -> str:
+        """Check a model name against the zoo and return its canonical name.
+
+        Sized families (a ``variant`` such as "1.3B") keep the family name, lower-cased, so
+        that ``get_model(job.model, job.params)`` finds the size.
+        """
+        found = get_model(name, variant, file=self.source, line=self.line, field=name_field)
+        return name.strip().lower() if variant else found.name
+
+    def gpu_type(self, name: str) -> str | None:
+        if not self.has(name):
+            return None
+        return _gpu_type(self.str(name), file=self.source, line=self.line, field=name).name
+
+
+def parse_datetime(raw: str) -> float | None:
+    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S.%f", "%m/%d/%Y %H:%M:%S"):
+        try:
+            dt = datetime.strptime(raw.strip(), fmt)
+        except ValueError:
+            continue
+        return (dt - datetime(1970, 1, 1)).total_seconds()
+    return None
+
+
+def csv_rows(path: Path, source: str, *, header: list[str] | None = None) -> Iterator[Row]:
+    """Rows of a CSV file as ``Row``s; the header (first line unless given) names the fields.
+
+    Header names are stripped (some traces put a space after each comma).
+    """
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        if header is None:
+            try:
+                header = [h.strip() for h in next(reader)]
+            except StopIteration:
+                raise InputError("empty file", file=source, line=1) from None
+        start = reader.line_num + 1
+        for cells in reader:
+            line, start = start, reader.line_num + 1
+            if not cells or all(not c.strip() for c in cells):
+                continue
+            if len(cells) > len(header):
+                raise InputError(f"{len(cells)} fields, the header has {len(header)}", file=source, line=line)
+            yield Row(dict(zip(header, cells)), line, source)
+
+
+def json_records(path: Path, source: str) -> Iterator[Row]:
+    """Objects of a top-level JSON list, each with the line its ``{`` is on."""
+    text = Path(path).read_text()
+    dec = json.JSONDecoder()
+    pos = _skip_ws(text, 0)
+    if pos >= len(text) or text[pos] != "[":
+        raise InputError("expected a JSON list of jobs", file=source, line=text.count("\n", 0, pos) + 1)
+    pos = _skip_ws(text, pos + 1)
+    line, counted = 1, 0
+    while pos < len(text) and text[pos] != "]":
+        line += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            obj, end = dec.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            raise InputError(f"malformed JSON: {e.msg}", file=source, line=e.lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object per job", file=source, line=line)
+        yield Row(obj, line, source)
+        pos = _skip_ws(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+class RowLoop:
+    """Runs a row parser over records, raising or recording bad rows."""
+
+    def __init__(self, source: str, skip_bad_rows: bool):
+        self.source = source
+        self.skip_bad_rows = skip_bad_rows
+        self.skipped: list[SkippedRow] = []
+
+    def run(self, rows: Iterable[Row], parse: Callable[[Row], JobSpec]) -> list[JobSpec]:
+        jobs = []
+        for row in rows:
+            try:
+                job = parse(row)
+            except NotAJob as e:
+                self.skipped.append(SkippedRow(row.line, e.field, e.reason))
+                continue
+            except InputError as e:
+                if not self.skip_bad_rows:
+                    raise
+                self.skipped.append(SkippedRow(e.line or row.line, e.field or "", e.reason))
+                continue
+            job.extra.setdefault("line", row.line)
+            job.extra.setdefault("source", self.source)
+            jobs.append(job)
+        return jobs
+
+    def result(self, jobs: list[JobSpec]) -> TraceLoad:
+        return TraceLoad(relative_to_first(jobs), self.skipped, self.source)
+
+
+def relative_to_first(jobs: list[JobSpec]) -> list[JobSpec]:
+    """Shift submit times (and deadlines) so the first submission is at 0; stable sort by submit time."""
+    if not jobs:
+        return []
+    t0 = min(j.submit_time for j in jobs)
+    out = [j if t0 == 0 else j.with_(submit_time=j.submit_time - t0,
+                                     deadline=None if j.deadline is None else j.deadline - t0)
+           for j in jobs]
+    return sorted(out, key=lambda j: j.submit_time)
+
+
+def extra(row: Row, *names: str) -> dict[str, Any]:
+    """Format-specific leftovers worth keeping in ``JobSpec.extra``."""
+    return {n: row.data[n] for n in names if row.has(n)}

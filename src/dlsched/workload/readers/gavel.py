@@ -1,0 +1,40 @@
+"""Gavel's generated "msr" traces: ``job_id,submit_time_s,num_gpus,total_steps,job_type``.
+
+``job_type`` is "ResNet-50 (batch size 64)" or a bare name ("A3C", "CycleGAN").  The name
+maps to a zoo model through aliases; the batch in brackets is per worker (Gavel scales
+data-parallel jobs by adding workers), so the global batch is batch x num_gpus.
+``total_steps`` becomes ``total_iterations``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dlsched.workload.job import JobSpec
+from dlsched.workload.models import get_model
+from dlsched.workload.readers._common import Row, RowLoop, TraceLoad, csv_rows
+
+_JOB_TYPE = re.compile(r"^\s*(?P<name>.*?)\s*(?:\(\s*batch size\s+(?P<batch>\d+)\s*\))?\s*$")
+
+
+def parse_job_type(raw: str) -> tuple[str, int | None]:
+    """'ResNet-50 (batch size 64)' -> ('ResNet-50', 64); 'A3C' -> ('A3C', None)."""
+    m = _JOB_TYPE.match(raw)
+    return m.group("name"), (int(m.group("batch")) if m.group("batch") else None)
+
+
+def read_gavel(path: str | Path, *, skip_bad_rows: bool = False) -> TraceLoad:
+    source = str(path)
+
+    def parse(row: Row) -> JobSpec:
+        name, batch = parse_job_type(row.str("job_type"))
+        model = row.model("job_type", name)
+        gpus = row.int("num_gpus", minimum=1)
+        per_worker = batch or get_model(model).default_batch
+        return JobSpec(row.str("job_id"), row.float("submit_time_s"), model, gpus,
+                       batch_size=per_worker * gpus, total_iterations=row.int("total_steps", minimum=1),
+                       extra={"job_type": row.str("job_type")})
+
+    loop = RowLoop(source, skip_bad_rows)
+    return loop.result(loop.run(csv_rows(Path(path), source), parse))
