@@ -14,7 +14,7 @@ import platform
 import time
 
 from dlsched.cluster import Cluster
-from dlsched.perf.default import default_perf_model
+from dlsched.perf.default import PERF_MODELS, default_perf_model
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.synthetic import philly_like
@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=13000)
     ap.add_argument("--days", type=float, default=14.0)
     ap.add_argument("--policy", default="fcfs")
-    ap.add_argument("--perf", default="auto")
+    ap.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()

@@ -25,22 +25,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dlsched {__version__}")
     sub = parser.add_subparsers(dest="command")
     for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f"dlsched.commands.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"dlsched.commands.{name}":
-                raise
-            continue  # command not built yet
-        mod.add_parser(sub)
+        importlib.import_module(f"dlsched.commands.{name}").add_parser(sub)
     return parser
+
+
+def _with_default_command(argv: list[str]) -> list[str]:
+    """Options without a subcommand (``dlsched --jobs 50``) mean ``simulate``."""
+    if not argv:
+        return ["simulate"]
+    if argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        return ["simulate", *argv]
+    return argv
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    args = parser.parse_args(argv or ["simulate"])
-    if args.command is None:
-        args = parser.parse_args(["simulate", *argv])
+    args = parser.parse_args(_with_default_command(argv))
     try:
         return int(args.func(args) or 0)
     except DlschedError as e:

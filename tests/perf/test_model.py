@@ -34,8 +34,17 @@ def perf(dally):
     return PlacementPerfModel(dally)
 
 
-def test_default_perf_model_is_placement(dally):
-    assert isinstance(default_perf_model(dally), PlacementPerfModel)
+def test_default_perf_model_is_adaptive_over_placement(dally):
+    from dlsched.perf.adaptive import AdaptivePerfModel
+
+    m = default_perf_model(dally)
+    assert isinstance(m, AdaptivePerfModel) and isinstance(m.fallback, PlacementPerfModel)
+    # a data-parallel zoo model is priced exactly as the placement model prices it
+    job = JobSpec("j", 0.0, "resnet50", 8, total_iterations=10, batch_size=64)
+    assert m.price(job, np.arange(8)).total == PlacementPerfModel(dally).price(job, np.arange(8)).total
+    assert isinstance(default_perf_model(dally, "placement"), PlacementPerfModel)
+    with pytest.raises(ValueError, match="unknown perf model"):
+        default_perf_model(dally, "nope")
 
 
 @pytest.mark.parametrize("name", model_names())

@@ -178,3 +178,59 @@ def test_debug_mode_catches_a_policy_writing_state(cluster):
 
     with pytest.raises(InvariantError, match="changed engine state"):
         run(cluster, Meddler(), [job("a")])
+
+
+def test_run_ends_at_the_last_finish_not_at_a_later_round(cluster):
+    class Periodic(JobPolicy):
+        name = "periodic"
+        period = 1000.0
+
+        def schedule(self, view, now):
+            return Decision(allocate={j.job_id: Allocation.of([0]) for j in view.queued()})
+
+    res = run(cluster, Periodic(), [job("a", iters=100)])
+    assert res.records[0].finish == 100.0
+    assert res.series.time[-1] == 100.0  # the round at t=1000 changes nothing and is not simulated
+    assert res.summary["utilization"] == pytest.approx(1 / cluster.num_gpus)
+
+
+def test_superseded_predictions_do_not_stretch_the_run(cluster):
+    # a migrated job's first completion prediction (t=100) is stale; the job ends at t=60
+    class Fast(FixedPerf):
+        def price(self, job, gpus, plan=None):
+            return IterCost(1.0, 1.0, 0.0) if gpus[0] == 0 else IterCost(0.2, 0.2, 0.0)
+
+    steps = [(0.0, lambda v: Decision(allocate={"a": Allocation.of([0])})),
+             (50.0, lambda v: Decision(allocate={"a": Allocation.of([3])}))]
+    res = Simulator(cluster, Scripted(steps), [job("a", iters=100)], perf=Fast(cluster),
+                    config=SimConfig(debug=True, restore_base_s=0.0, restore_s_per_gb=0.0)).run()
+    assert res.records[0].finish == pytest.approx(60.0)
+    assert res.series.time[-1] == pytest.approx(60.0)
+    assert res.stats["events"] == 3  # arrival, wakeup, completion: the stale prediction is not an event
+
+
+def test_an_allocation_the_model_cannot_run_is_an_error(cluster):
+    class Impossible(FixedPerf):
+        def price(self, job, gpus, plan=None):
+            return IterCost(float("inf"), float("inf"), 0.0)
+
+    pol = Scripted([(0.0, lambda v: Decision(allocate={"a": Allocation.of([0])}))])
+    with pytest.raises(InvariantError, match="cannot run on GPUs"):
+        Simulator(cluster, pol, [job("a")], perf=Impossible(cluster)).run()
+
+
+def test_debug_mode_allows_reading_the_queue_after_a_preemption(cluster):
+    # preemption appends the job at the queue's end; the view re-sorts it lazily, which is
+    # not a state change a policy made
+    seen = []
+
+    def resume(v):
+        seen.append([j.job_id for j in v.queued()])
+        return Decision(allocate={"a": Allocation.of([0])})
+
+    steps = [(0.0, lambda v: Decision(allocate={"a": Allocation.of([0])})),
+             (10.0, lambda v: Decision(preempt=["a"])),
+             (20.0, resume)]
+    res = run(cluster, Scripted(steps), [job("a", iters=50), job("b", t=1.0, iters=10**6)])
+    assert seen == [["a", "b"]]
+    assert res.records[0].status == "finished"

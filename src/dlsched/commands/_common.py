@@ -8,6 +8,7 @@ import sys
 from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
 from dlsched.sim.engine import SimConfig
+from dlsched.perf.default import PERF_MODELS, default_perf_model
 
 DEFAULT_CLUSTER = "crius-sim"
 DEFAULT_JOBS = 2000
@@ -28,8 +29,9 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help=f"synthetic: number of jobs (default {DEFAULT_JOBS}); trace: keep the first N")
     p.add_argument("--days", type=float, default=DEFAULT_DAYS, help="synthetic: span of arrivals in days")
     p.add_argument("--seed", type=int, default=0, help="random seed (synthetic trace and policies)")
-    p.add_argument("--perf", default="auto", choices=["auto", "placement", "simple"],
-                   help="performance model pricing allocations")
+    p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
+                   help="performance model pricing allocations: adaptive (large models at their best "
+                        "3D-parallel plan, others by placement; default), placement, simple")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--checkpoint-interval", type=float, default=None,
@@ -83,8 +85,6 @@ def sim_config(args) -> SimConfig:
 
 
 def perf_model(args, cluster: Cluster):
-    from dlsched.perf.default import default_perf_model
-
     return default_perf_model(cluster, args.perf)
 
 

@@ -106,6 +106,9 @@ class Simulator:
         now = 0.0
         last_progress = wall0
         while True:
+            if cursor >= n and not self.jobs:
+                break  # every job is recorded: later rounds or stale predictions change nothing
+            self._drop_stale()
             t_arr = specs[cursor].submit_time if cursor < n else math.inf
             t_heap = self._heap[0][0] if self._heap else math.inf
             t = min(t_arr, t_heap)
@@ -188,6 +191,12 @@ class Simulator:
         return list(self.queue.values())
 
     # ------------------------------------------------------------------ events
+
+    def _drop_stale(self) -> None:
+        """Pop superseded completion/ready predictions so they neither advance time nor count."""
+        heap, version = self._heap, self._version
+        while heap and heap[0][2] in (_COMPLETE, _READY) and version.get(heap[0][3]) != heap[0][4]:
+            heapq.heappop(heap)
 
     def _push(self, t: float, kind: int, jid: str, ver: int) -> None:
         self._seq += 1
@@ -372,6 +381,11 @@ class Simulator:
         """Set a running job's rate from the perf model and predict its completion."""
         cost = self.perf.price(job.spec, job.allocation.gpus, job.allocation.plan)
         factor = self._packing_factor(job) if job.allocation.shared else 1.0
+        if not (0.0 < cost.total < math.inf) or factor <= 0.0:
+            raise InvariantError(
+                f"policy {self.policy.name}: job {job.job_id} ({job.spec.model}) cannot run on GPUs "
+                f"{list(job.allocation.gpus)[:8]}: iteration time {cost.total} s, packing factor {factor} "
+                f"(e.g. the model does not fit in GPU memory)")
         job.rate = factor / cost.total
         self._comm_per_iter[job.job_id] = cost.comm
         ver = self._version[job.job_id] + 1
@@ -425,6 +439,7 @@ class Simulator:
     # ------------------------------------------------------------------ debug checks
 
     def _snapshot(self):
+        self._queued()  # the queue is sorted lazily; sorting it is not a state change
         jobs = tuple((j.job_id, j.status, j.allocation, j.done_iterations, j.rate, j.ready_at)
                      for j in self.jobs.values())
         return jobs, self.free.occupancy.tobytes(), tuple(self.queue), tuple(self.running)
