@@ -1,6 +1,5 @@
 import json
 
-import pytest
 
 from dlsched.cli import main
 
@@ -54,7 +53,10 @@ def test_trace_with_too_big_job(tmp_path, capsys):
     assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--quiet",
                  "--skip-bad-rows", "--out", str(tmp_path / "o")]) == 0
     cap = capsys.readouterr()
-    assert "skipped 1 rows" in cap.err
+    assert "skipped 1 row of" in cap.err and "line 3, field 'num_gpus'" in cap.err
+    params = json.loads((tmp_path / "o" / "summary.json").read_text())["params"]
+    assert params["skipped_rows"] == 1 and params["skipped"][0]["line"] == 3
+    assert params["jobs"] == 1
 
 
 def test_bad_row_in_trace(tmp_path, capsys):

@@ -97,7 +97,7 @@ def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
 
 def ideal_gpus(cluster: Cluster, n: int, type_id: int | None) -> np.ndarray:
     """The tightest placement of ``n`` GPUs (of a type, or of any) on an empty cluster, for sizing jobs."""
-    cache = cluster.__dict__.setdefault("_ideal_cache", {})
+    cache = cluster.derived("placement.ideal_gpus", dict)
     key = (n, type_id)
     if key not in cache:
         got = pick_gpus(FreeMap(cluster), n, type_id)

@@ -12,11 +12,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlsched.cluster.gpus import gpu_type
 from dlsched.errors import InputError, UnknownNameError
+from dlsched.yamlinput import load_yaml, validate
 
 IntraKind = Literal["nvswitch", "nvlink", "pcie"]
 
@@ -116,46 +116,10 @@ class ClusterSpec(_Strict):
 # ---------------------------------------------------------------- loading
 
 
-def _line_of(node: yaml.Node | None, loc: tuple) -> int | None:
-    """Line (1-based) of the YAML node at a pydantic error location."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            nxt = next((v for k, v in node.value if k.value == key), None)
-            if nxt is None:
-                nxt = next((k for k, v in node.value if k.value == key), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            nxt = node.value[key]
-        else:
-            nxt = None
-        if nxt is None:
-            break
-        node = nxt
-        line = node.start_mark.line + 1
-    return line
-
-
 def parse_spec(text: str, source: str = "<string>") -> ClusterSpec:
     """Parse and validate a cluster spec; errors name the file, line and field."""
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(f"malformed YAML: {getattr(e, 'problem', e)}", file=source,
-                         line=mark.line + 1 if mark else None) from None
-    if not isinstance(data, dict):
-        raise InputError("a cluster spec must be a mapping with 'name' and 'node_groups'",
-                         file=source, line=1)
-    try:
-        return ClusterSpec.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = tuple(p for p in err["loc"])
-        field = ".".join(str(p) for p in loc) or None
-        msg = err["msg"].removeprefix("Value error, ")
-        more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
-        raise InputError(msg + more, file=source, line=_line_of(root, loc), field=field) from None
+    root, data = load_yaml(text, source, "a cluster spec must be a mapping with 'name' and 'node_groups'")
+    return validate(ClusterSpec, data, root, source)
 
 
 def shipped_specs() -> list[str]:

@@ -63,6 +63,7 @@ class Cluster:
     def __init__(self, spec: ClusterSpec):
         self.spec = spec
         self.name = spec.name
+        self._derived: dict[str, object] = {}
         self.gpu_types: list[GPUType] = []
         type_index: dict[str, int] = {}
         nodes: list[Node] = []
@@ -134,6 +135,17 @@ class Cluster:
         return cls(load_spec(name_or_path))
 
     # ---------------------------------------------------------------- queries
+
+    def derived(self, key: str, build):
+        """A structure computed from this (immutable) topology once and kept with it.
+
+        Perf models and policies share their per-cluster indexes and caches this way,
+        so several models over one cluster build them once.
+        """
+        got = self._derived.get(key)
+        if got is None:
+            got = self._derived[key] = build()
+        return got
 
     def type_id(self, name: str, **where) -> int:
         """Index of a GPU type in this cluster (accepts aliases); error if the cluster has none."""

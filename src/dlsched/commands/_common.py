@@ -13,6 +13,7 @@ from dlsched.perf.default import PERF_MODELS, default_perf_model
 DEFAULT_CLUSTER = "crius-sim"
 DEFAULT_JOBS = 2000
 DEFAULT_DAYS = 2.0
+SHOW_SKIPPED = 20  # skipped rows listed on the terminal; the results keep all of them
 
 
 def add_input_args(p: argparse.ArgumentParser) -> None:
@@ -64,16 +65,21 @@ def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
         skipped, source = [], "synthetic"
         info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": args.days}
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
-    skipped += list(bad)
+    skipped = sorted([*skipped, *bad], key=lambda r: r.line)
     if skipped:
-        reasons: dict[str, int] = {}
+        by_field: dict[str, int] = {}
         for s in skipped:
-            reasons[s.reason] = reasons.get(s.reason, 0) + 1
-        print(f"dlsched: skipped {len(skipped)} rows of {source}:", file=sys.stderr)
-        for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
-            print(f"  {count} x {reason}", file=sys.stderr)
+            by_field[s.field] = by_field.get(s.field, 0) + 1
+        counts = ", ".join(f"{n} on field '{f}'" for f, n in sorted(by_field.items(), key=lambda kv: (-kv[1], kv[0])))
+        print(f"dlsched: skipped {len(skipped)} row{'s' if len(skipped) != 1 else ''} of {source} "
+              f"({counts}):", file=sys.stderr)
+        for s in skipped[:SHOW_SKIPPED]:
+            print(f"  line {s.line}, field '{s.field}': {s.reason}", file=sys.stderr)
+        if len(skipped) > SHOW_SKIPPED:
+            print(f"  ... and {len(skipped) - SHOW_SKIPPED} more (all listed in summary.json under params.skipped)", file=sys.stderr)
         info["skipped_rows"] = len(skipped)
-        info["skipped_reasons"] = reasons
+        info["skipped_by_field"] = by_field
+        info["skipped"] = [{"line": s.line, "field": s.field, "reason": s.reason} for s in skipped]
     if not jobs:
         raise InputError("no jobs to simulate", file=source)
     return jobs, info

@@ -12,8 +12,8 @@ A file holds one job (a mapping) or several (``jobs:`` followed by a list), e.g.
     delay_s: 0                 # arrive this long after submission (replaying a small trace)
     args: {step_time_s: 0.04}  # handed to the script as agent.args
 
-Errors name the file, the line and the field, using the cluster spec's YAML
-line finder so both inputs report problems the same way.
+Errors name the file, the line and the field (``dlsched.yamlinput``, shared
+with cluster specs, so both inputs report problems the same way).
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dlsched.cluster.gpus import gpu_type
-from dlsched.cluster.spec import _line_of
 from dlsched.errors import InputError, UnknownNameError
+from dlsched.yamlinput import line_of, load_yaml, validate
 from dlsched.workload.job import JobSpec
 
 
@@ -114,37 +113,20 @@ def _to_live(entry: JobFileEntry, base: Path) -> LiveJob:
 
 def parse_jobs(text: str, source: str = "<string>", base: Path | None = None) -> list[LiveJob]:
     """Parse and validate job YAML; errors name the file, line and field."""
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(f"malformed YAML: {getattr(e, 'problem', e)}", file=source,
-                         line=mark.line + 1 if mark else None) from None
-    if not isinstance(data, dict):
-        raise InputError("a job file must be a mapping (one job) or have a 'jobs' list", file=source, line=1)
-    schema = JobFileList if "jobs" in data else JobFileEntry
-    try:
-        parsed = schema.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = tuple(err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
-        raise InputError(msg + more, file=source, line=_line_of(root, loc),
-                         field=".".join(str(p) for p in loc) or None) from None
+    root, data = load_yaml(text, source, "a job file must be a mapping (one job) or have a 'jobs' list")
+    parsed = validate(JobFileList if "jobs" in data else JobFileEntry, data, root, source)
     entries = parsed.jobs if isinstance(parsed, JobFileList) else [parsed]
     names = [e.name for e in entries]
     for i, n in enumerate(names):
         if names.index(n) != i:
             raise InputError(f"duplicate job name '{n}'", file=source,
-                             line=_line_of(root, ("jobs", i, "name")), field=f"jobs.{i}.name")
+                             line=line_of(root, ("jobs", i, "name")), field=f"jobs.{i}.name")
     base = base or Path.cwd()
     jobs = [_to_live(e, base) for e in entries]
     for i, job in enumerate(jobs):
         if not Path(job.script).is_file():
             loc = ("jobs", i, "script") if isinstance(parsed, JobFileList) else ("script",)
-            raise InputError(f"no such script: {job.script}", file=source, line=_line_of(root, loc),
+            raise InputError(f"no such script: {job.script}", file=source, line=line_of(root, loc),
                              field=".".join(str(p) for p in loc))
     return jobs
 

@@ -23,11 +23,7 @@ __all__ = ["AdaptivePerfModel", "SPREAD_FACTOR", "shared_adaptive_model", "share
 
 def shared_estimator(cluster: Cluster) -> CellEstimator:
     """One CellEstimator per cluster object, shared by policies and perf model (its cache is pure)."""
-    est = cluster.__dict__.get("_cell_estimator")
-    if est is None:
-        est = CellEstimator(cluster)
-        cluster.__dict__["_cell_estimator"] = est
-    return est
+    return cluster.derived("perf.cell_estimator", lambda: CellEstimator(cluster))
 
 
 def shared_adaptive_model(cluster: Cluster, fallback: PerfModel | None = None) -> AdaptivePerfModel:

@@ -134,11 +134,7 @@ class ShapeIndex:
 
 def shape_index(cluster: Cluster) -> ShapeIndex:
     """One ``ShapeIndex`` per cluster object (built on first use)."""
-    idx = cluster.__dict__.get("_perf_shape_index")
-    if idx is None:
-        idx = ShapeIndex(cluster)
-        cluster.__dict__["_perf_shape_index"] = idx
-    return idx
+    return cluster.derived("perf.shape_index", lambda: ShapeIndex(cluster))
 
 
 def placement_shape(cluster: Cluster, gpus) -> PlacementShape:

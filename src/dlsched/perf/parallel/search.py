@@ -190,7 +190,6 @@ def estimate_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_s
         return None
     degrees = [table[s][k][0] for s, k in enumerate(choice)]
     favours = tuple("tp" if tp > 1 else "dp" for dp, tp in degrees)
-    n_micro = 4 * split.n_stages
     two = max(split.gpus) > 1
     gpu_s = _profiling_gpu_s(model, batch, hw, split, (0, -1) if two else (0,), params)
     return CellEstimate(

@@ -1,0 +1,65 @@
+"""YAML input with errors that name the file, the line and the field.
+
+Cluster specs and live job files are both YAML validated by pydantic; this
+module is the one place that reads them, so both report problems alike.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from dlsched.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def line_of(node: yaml.Node | None, loc: tuple) -> int | None:
+    """Line (1-based) of the YAML node at a pydantic error location (the deepest one found)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if k.value == key), None)
+            if nxt is None:
+                nxt = next((k for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            nxt = node.value[key]
+        else:
+            nxt = None
+        if nxt is None:
+            break
+        node = nxt
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_yaml(text: str, source: str, expect: str) -> tuple[yaml.Node | None, dict]:
+    """Parse YAML text into (node tree for line lookup, data); the data must be a mapping.
+
+    ``expect`` completes the error when it is not one: "a <expect>".
+    """
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(f"malformed YAML: {getattr(e, 'problem', e)}", file=source,
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputError(expect, file=source, line=1)
+    return root, data
+
+
+def validate(schema: type[M], data: dict, root: yaml.Node | None, source: str) -> M:
+    """``schema.model_validate(data)``, its first error turned into an InputError at its line."""
+    try:
+        return schema.model_validate(data)
+    except ValidationError as e:
+        errors = e.errors()
+        loc = tuple(errors[0]["loc"])
+        msg = errors[0]["msg"].removeprefix("Value error, ")
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise InputError(msg + more, file=source, line=line_of(root, loc),
+                         field=".".join(str(p) for p in loc) or None) from None
