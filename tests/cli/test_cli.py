@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 
 from dlsched.cli import main
 
@@ -71,3 +73,22 @@ def test_default_command_runs_embedded_default(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["--quiet", "--jobs", "50"]) == 0
     assert (tmp_path / "runs" / "latest" / "summary.json").exists()
+    params = json.loads((tmp_path / "runs" / "latest" / "summary.json").read_text())["params"]
+    # fewer jobs keep the benchmark trace's arrival rate (13,000 jobs in 14 days)
+    assert params["synthetic_jobs"] == 50 and params["synthetic_days"] == pytest.approx(14 * 50 / 13000)
+    assert params["perf_model"] == "AdaptivePerfModel"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jobs", "0"], "--jobs: must be at least 1"),
+    (["--jobs", "many"], "--jobs: not a whole number"),
+])
+def test_bad_command_line_values(argv, message, capsys):
+    with pytest.raises(SystemExit) as err:
+        main(["simulate", "--quiet", *argv])
+    assert err.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_days_must_be_positive(tmp_path, capsys):
+    assert main(["simulate", "--quiet", "--jobs", "5", "--days", "0", "--out", str(tmp_path)]) == 2
+    assert "--days must be positive" in capsys.readouterr().err

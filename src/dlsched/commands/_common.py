@@ -11,9 +11,21 @@ from dlsched.sim.engine import SimConfig
 from dlsched.perf.default import PERF_MODELS, default_perf_model
 
 DEFAULT_CLUSTER = "crius-sim"
-DEFAULT_JOBS = 2000
-DEFAULT_DAYS = 2.0
+# the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
+DEFAULT_JOBS = 13000
+DEFAULT_DAYS = 14.0
 SHOW_SKIPPED = 20  # skipped rows listed on the terminal; the results keep all of them
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def add_input_args(p: argparse.ArgumentParser) -> None:
@@ -26,9 +38,11 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="auto", help="trace format (default: detect)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip malformed or infeasible rows, reporting how many and why")
-    p.add_argument("--jobs", type=int, default=None,
+    p.add_argument("--jobs", type=positive_int, default=None,
                    help=f"synthetic: number of jobs (default {DEFAULT_JOBS}); trace: keep the first N")
-    p.add_argument("--days", type=float, default=DEFAULT_DAYS, help="synthetic: span of arrivals in days")
+    p.add_argument("--days", type=float, default=None,
+                   help=f"synthetic: span of arrivals in days (default: {DEFAULT_DAYS:g} x jobs / {DEFAULT_JOBS}, "
+                        "the benchmark trace's arrival rate)")
     p.add_argument("--seed", type=int, default=0, help="random seed (synthetic trace and policies)")
     p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
                    help="performance model pricing allocations: adaptive (large models at their best "
@@ -61,9 +75,12 @@ def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
         from dlsched.workload.synthetic import philly_like
 
         n = args.jobs or DEFAULT_JOBS
-        jobs = philly_like(cluster, n_jobs=n, days=args.days, seed=args.seed)
+        days = args.days if args.days is not None else DEFAULT_DAYS * n / DEFAULT_JOBS
+        if not days > 0:
+            raise InputError(f"--days must be positive, got {days}")
+        jobs = philly_like(cluster, n_jobs=n, days=days, seed=args.seed)
         skipped, source = [], "synthetic"
-        info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": args.days}
+        info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
     skipped = sorted([*skipped, *bad], key=lambda r: r.line)
     if skipped:
