@@ -90,7 +90,7 @@ def links_of(cluster: Cluster, gpus: Sequence[int]) -> Links:
 # ----------------------------------------------------------------------------- primitives
 
 
-def _ring_rs(nbytes: float, p: int, link: LinkCost) -> float:
+def ring_reduce_scatter(nbytes: float, p: int, link: LinkCost) -> float:
     """Ring reduce-scatter (or all-gather) of an ``nbytes`` buffer over ``p`` ranks."""
     if p <= 1:
         return 0.0
@@ -98,7 +98,7 @@ def _ring_rs(nbytes: float, p: int, link: LinkCost) -> float:
 
 
 def ring_allreduce(nbytes: float, p: int, link: LinkCost) -> float:
-    return 2.0 * _ring_rs(nbytes, p, link)
+    return 2.0 * ring_reduce_scatter(nbytes, p, link)
 
 
 def tree_allreduce(nbytes: float, p: int, link: LinkCost) -> float:
@@ -122,7 +122,7 @@ def _climb(nbytes: float, links: Links, top_allreduce: bool) -> float:
             # NCCL's tuner picks ring or tree per level by size; take the faster
             t += min(ring_allreduce(s, lv.fan_in, lv.link), tree_allreduce(s, lv.fan_in, lv.link))
         else:
-            t += _ring_rs(s, lv.fan_in, lv.link)
+            t += ring_reduce_scatter(s, lv.fan_in, lv.link)
             if lv.per_node:
                 s /= max(1, lv.min_fan_in)
     return t
@@ -159,7 +159,7 @@ def reduce_scatter_time(nbytes: float, links: Links, algorithm: str = "auto") ->
     """Reduce-scatter of an ``nbytes`` buffer (each rank ends with nbytes/n): half a ring all-reduce."""
     if links.n <= 1 or not links.levels:
         return 0.0
-    flat = _ring_rs(nbytes, links.n, links.slowest)
+    flat = ring_reduce_scatter(nbytes, links.n, links.slowest)
     if algorithm == "ring":
         return flat
     hier = _climb(nbytes, links, top_allreduce=False)
@@ -195,5 +195,5 @@ def alltoall_time(nbytes: float, links: Links) -> float:
 
 
 def sendrecv_time(nbytes: float, link: LinkCost) -> float:
-    """One point-to-point message (pipeline-stage activations)."""
-    return link.latency_s + nbytes / link.bandwidth_Bps
+    """One point-to-point message (pipeline-stage activations); nothing to send costs nothing."""
+    return link.time(nbytes) if nbytes > 0 else 0.0

@@ -40,6 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlsched.cluster.topology import LinkCost
+from dlsched.perf.collectives import ring_allreduce, ring_reduce_scatter, sendrecv_time
 from dlsched.perf.parallel.hardware import Hardware, Links, peak_flops
 from dlsched.perf.parallel.plan import Plan
 from dlsched.perf.parallel.profile import ModelProfile, profile
@@ -68,30 +69,29 @@ DEFAULT_PARAMS = CostParams()
 
 
 # ----------------------------------------------------------------------------- collectives
-# Alpha-beta costs of ring collectives over ``n`` participants (Thakur et al. 2005).
+# Flat ring collectives over ``n`` participants on one link (dlsched.perf.collectives), with
+# ``count`` calls' latency and a ``share`` of the link's bandwidth (several groups on one NIC).
+
+
+def _link(link: LinkCost, count: float, share: float) -> LinkCost:
+    return LinkCost(link.bandwidth_Bps / share, link.latency_s * count)
 
 
 def allreduce(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: float = 1.0) -> float:
     if n <= 1 or nbytes <= 0:
         return 0.0
-    return 2 * (n - 1) / n * nbytes * share / link.bandwidth_Bps + count * 2 * (n - 1) * link.latency_s
+    return ring_allreduce(nbytes, n, _link(link, count, share))
 
 
 def allgather(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: float = 1.0) -> float:
     if n <= 1 or nbytes <= 0:
         return 0.0
-    return (n - 1) / n * nbytes * share / link.bandwidth_Bps + count * (n - 1) * link.latency_s
+    return ring_reduce_scatter(nbytes, n, _link(link, count, share))
 
 
-def alltoall(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: float = 1.0) -> float:
-    # Each GPU keeps 1/n of its data and sends the rest, pairwise.
-    if n <= 1 or nbytes <= 0:
-        return 0.0
-    return (n - 1) / n * nbytes * share / link.bandwidth_Bps + count * (n - 1) * link.latency_s
-
-
-def p2p(nbytes: float, link: LinkCost) -> float:
-    return link.latency_s + nbytes / link.bandwidth_Bps if nbytes > 0 else 0.0
+# Each GPU keeps 1/n of its data and sends the rest, pairwise: on one flat link that moves
+# what a ring all-gather moves.
+alltoall = allgather
 
 
 # ----------------------------------------------------------------------------- one stage
@@ -157,7 +157,7 @@ def stage_cost(prof: ModelProfile, hw: Hardware, a: int, b: int, dp: int, tp: in
     if a > 0:
         cut = float(prof.act_out[a - 1]) * m
         link, _ = links.group(offset - 1, 2, 1)
-        recv = 2 * p2p(cut, link)  # activation forward, its gradient backward
+        recv = 2 * sendrecv_time(cut, link)  # activation forward, its gradient backward
         if tp > 1:
             recv += 2 * allgather(cut / dp, tp, tp_link)
     t += recv
