@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from dlsched.commands import _common as c
 
@@ -24,7 +25,7 @@ def run(args) -> int:
     from dlsched.report.tables import print_summaries
     from dlsched.sim.engine import Simulator
 
-    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
     policies = [make_policy(n) for n in names]  # fail on a bad name before any work
     cluster = c.load_cluster(args.cluster)
     jobs, info = c.load_jobs(args, cluster)
@@ -39,7 +40,7 @@ def run(args) -> int:
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries(summaries)
-    (__import__("pathlib").Path(args.out) / "compare.json").write_text(
+    (Path(args.out) / "compare.json").write_text(
         json.dumps({"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info},
                     "summaries": summaries}, indent=2, sort_keys=True) + "\n")
     return 0

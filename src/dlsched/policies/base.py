@@ -165,8 +165,8 @@ class JobPolicy(ABC):
     """A job scheduler.  Subclasses set ``name`` and implement ``schedule``.
 
     ``period`` is the scheduling round in seconds (None: called only on
-    events).  ``on_event`` decides whether arrivals/completions trigger a
-    call between rounds.
+    events).  ``schedule_on_events`` decides whether arrivals/completions
+    trigger a call between rounds.
     """
 
     name: str = "?"
@@ -189,7 +189,8 @@ class JobPolicy(ABC):
     def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
         """Seconds before ``job`` makes progress on ``new``; None takes the engine's default.
 
-        ``kind`` is "start", "resume", "migrate" or "resize".  Policies whose
+        ``kind`` is "start", "resume", "migrate", "resize" or "replan" (same GPUs,
+        new parallelism plan).  Policies whose
         papers charge their own costs (Crius's re-planning time) override this.
         """
         return None
