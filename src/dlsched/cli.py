@@ -14,6 +14,7 @@ import sys
 from dlsched import __version__
 from dlsched.errors import DlschedError
 
+LIVE_EXTRAS = ("ray", "torch")  # the optional "live" extra; only the live commands need it
 COMMANDS = ["simulate", "compare", "perf", "serve", "submit", "status", "cancel", "report"]
 
 
@@ -46,6 +47,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except DlschedError as e:
         print(f"dlsched: error: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] not in LIVE_EXTRAS:
+            raise
+        print(f"dlsched: error: {args.command} needs the live runtime's packages ({e.name} is missing); "
+              f"install them with: pip install -e \".[live]\"", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dlsched: interrupted", file=sys.stderr)

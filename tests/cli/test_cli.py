@@ -92,3 +92,19 @@ def test_bad_command_line_values(argv, message, capsys):
 def test_days_must_be_positive(tmp_path, capsys):
     assert main(["simulate", "--quiet", "--jobs", "5", "--days", "0", "--out", str(tmp_path)]) == 2
     assert "--days must be positive" in capsys.readouterr().err
+
+
+def test_live_command_without_the_live_extra_says_what_to_install(monkeypatch, capsys):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name.split(".")[0] == "ray":
+            raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    assert main(["serve", "--policy", "fcfs"]) == 2
+    err = capsys.readouterr().err
+    assert "needs the live runtime's packages" in err and '.[live]' in err
