@@ -12,10 +12,11 @@ def write_trace(path, rows):
     return path
 
 
-def test_simulate_writes_results_and_is_byte_identical(tmp_path, capsys):
+@pytest.mark.parametrize("policy", ["fcfs", "crius", "gavel"])
+def test_simulate_writes_results_and_is_byte_identical(policy, tmp_path, capsys):
     out1, out2 = tmp_path / "a", tmp_path / "b"
     args = ["simulate", "--cluster", "crius-testbed", "--synthetic", "--jobs", "60", "--days", "0.2",
-            "--seed", "3", "--quiet"]
+            "--seed", "3", "--quiet", "--policy", policy]
     assert main(args + ["--out", str(out1)]) == 0
     assert main(args + ["--out", str(out2)]) == 0
     for name in ("jobs.csv", "series.csv", "summary.json"):
@@ -24,6 +25,8 @@ def test_simulate_writes_results_and_is_byte_identical(tmp_path, capsys):
     assert doc["params"]["cluster"] == "crius-testbed" and doc["params"]["sim"]["seed"] == 3
     assert doc["summary"]["jobs"] == 60
     assert "avg JCT" in capsys.readouterr().out
+    timing = json.loads((out1 / "timing.json").read_text())  # wall-clock figures live apart
+    assert timing["events"] > 0 and "policy" in timing
 
 
 def test_compare_and_report(tmp_path, capsys):

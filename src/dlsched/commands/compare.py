@@ -35,7 +35,7 @@ def run(args) -> int:
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
             result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args)).run(progress=cb)
         write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
-                      {**result.params, **info})
+                      {**result.params, **info}, timings=result.stats)
         summaries[name] = result.summary
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")

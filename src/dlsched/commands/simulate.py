@@ -34,7 +34,8 @@ def run(args) -> int:
     with c.progress_bar(args.quiet, f"{policy.name} on {cluster.name}") as cb:
         result = sim.run(progress=cb)
     params = {**result.params, **info}
-    out = write_results(args.out, result.records, result.series, result.summary, params)
+    out = write_results(args.out, result.records, result.series, result.summary, params,
+                        timings=result.stats)
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries({policy.name: result.summary})

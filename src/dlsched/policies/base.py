@@ -196,5 +196,12 @@ class JobPolicy(ABC):
         return None
 
     def describe(self) -> dict:
-        """Parameters that shape this policy's results (written beside every result)."""
+        """Parameters that shape this policy's results (written beside every result).
+
+        Deterministic: measurements of the policy's own speed go in ``timings``.
+        """
         return {"policy": self.name, "period_s": self.period}
+
+    def timings(self) -> dict:
+        """Measurements of the policy's own running time (differ run to run; kept apart)."""
+        return {}

@@ -387,9 +387,11 @@ class Crius(JobPolicy):
         d = super().describe()
         d.update({"search_depth": self.depth, "beam": self.beam, "window": self.window,
                   "adaptive_scaling": self.adaptive, "heterogeneity_scaling": self.heterogeneous,
-                  "deadline_aware": self.deadline_aware, "replan_s_per_gpu_cap": CRIUS_REPLAN,
-                  "overhead": self.overhead_stats()})
+                  "deadline_aware": self.deadline_aware, "replan_s_per_gpu_cap": CRIUS_REPLAN})
         return d
+
+    def timings(self) -> dict:
+        return {"per_arrival": self.overhead_stats()}
 
 
 @register("crius-na")

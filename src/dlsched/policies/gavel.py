@@ -167,6 +167,8 @@ class Gavel(JobPolicy):
     def describe(self) -> dict:
         d = super().describe()
         d.update({"objective": "max sum normalised throughput (data-parallel profiles)",
-                  "solver": "scipy HiGHS", "replan_s_per_gpu_cap": FULL_REPLAN,
-                  "lp_solves": self.lp_solves, "lp_time_s": round(self.lp_time_s, 3)})
+                  "solver": "scipy HiGHS", "replan_s_per_gpu_cap": FULL_REPLAN})
         return d
+
+    def timings(self) -> dict:
+        return {"lp_solves": self.lp_solves, "lp_time_s": self.lp_time_s}

@@ -27,7 +27,9 @@ def _fmt(v):
 
 
 def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary: dict,
-                  params: dict) -> Path:
+                  params: dict, timings: dict | None = None) -> Path:
+    """Write ``jobs.csv``, ``series.csv`` and ``summary.json`` (byte-identical for the same
+    inputs and seed) and, when given, ``timing.json``: wall-clock measurements of the run."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "jobs.csv", "w", newline="") as f:
@@ -43,6 +45,8 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
             w.writerow([_fmt(v) for v in row])
     doc = {"summary": summary, "params": params}
     (out / "summary.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+    if timings is not None:
+        (out / "timing.json").write_text(json.dumps(timings, indent=2, sort_keys=True, default=str) + "\n")
     return out
 
 

@@ -177,7 +177,7 @@ class Simulator:
         params = {"cluster": cluster.name, "num_gpus": cluster.num_gpus, "jobs": n,
                   **policy.describe(), **perf.describe(), "sim": asdict(cfg)}
         stats = {"wall_s": wall, "events": events, "events_per_s": events / wall if wall > 0 else 0.0,
-                 "schedule_calls": sched_calls, "schedule_s": sched_time}
+                 "schedule_calls": sched_calls, "schedule_s": sched_time, "policy": policy.timings()}
         if progress is not None:
             progress(now, n, n)
         return SimResult(self.records, self.series, summary, params, stats)
