@@ -9,9 +9,12 @@ Per stage and micro-batch (m samples, m / dp per data-parallel replica):
   batches memory-bound and favours tensor parallelism there;
 - a fixed launch overhead per operator and pass;
 - tensor-parallel all-reduces of activations (ring), expert all-to-alls
-  across the data-parallel group (GShard), and the send/recv from the
+  across the expert-parallel group (GShard; pairwise, with the node's GPUs
+  sharing its NIC, see ``expert_alltoall``), and the send/recv from the
   previous stage, plus an all-gather when the receiving stage is tensor-
-  parallel (Crius 5.1, Fig. 8; Alpa's cross-mesh resharding).
+  parallel (Crius 5.1, Fig. 8; Alpa's cross-mesh resharding).  The expert
+  all-to-alls run in an operator's forward, again in its rematerialised
+  forward, and (their gradients) in its backward: ``comm_passes``.
 
 Per iteration: the pipeline (Crius 5.1, Fig. 10)
 
@@ -25,7 +28,7 @@ sets them).
 Memory per GPU: mixed-precision Adam states (16 bytes per parameter: fp16
 weights and gradients, fp32 master copy and two moments; Rajbhandari et al.,
 ZeRO, 2020, section 3.1) of the stage's shard (dense weights / tp, expert
-weights / (tp x dp)), the operator outputs of every micro-batch in flight
+weights / (tp x ep), ep = min(dp, E)), the operator outputs of every micro-batch in flight
 (rematerialisation keeps only operator outputs, Chen et al. 2016): GPipe,
 which Crius follows, runs all B forwards before the backwards, so every stage
 of a pipeline holds all B micro-batches; a single stage accumulates gradients
@@ -58,6 +61,23 @@ class CostParams:
     forward_passes: float = 4.0  # forward + recompute + backward (2x forward)
     schedule: str = "gpipe"  # "gpipe" | "1f1b": how many micro-batches a stage holds
 
+    @property
+    def comm_passes(self) -> float:
+        """Multiplier on the per-operator traits' forward + backward collective traffic.
+
+        ``LayerTraits.tp_bytes`` / ``a2a_bytes`` count one forward and one
+        backward (equal halves).  Rematerialisation re-runs each operator's
+        forward before its backward, collectives included (Korthikanti et al.
+        2022, sec. 4: full recomputation repeats the forward tensor-parallel
+        all-reduces; GShard's dispatch and combine all-to-alls sit inside the
+        recomputed expert operator just the same), so every recomputed forward
+        adds half of the traits' traffic: 1.5x with ``forward_passes`` = 4
+        (forward, recompute, 2x backward), 1x without remat (3).  Applied to
+        the expert all-to-alls; the tensor-parallel term does not use it yet
+        (see ``stage_cost``).
+        """
+        return 1.0 + 0.5 * max(0.0, self.forward_passes - 3.0)
+
     def in_flight(self, stage: int, n_stages: int) -> int:
         """Micro-batches whose checkpoints stage ``stage`` holds at once."""
         if n_stages == 1:
@@ -89,9 +109,30 @@ def allgather(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: 
     return ring_reduce_scatter(nbytes, n, _link(link, count, share))
 
 
-# Each GPU keeps 1/n of its data and sends the rest, pairwise: on one flat link that moves
-# what a ring all-gather moves.
-alltoall = allgather
+def expert_alltoall(nbytes: float, ep: int, stride: int, offset: int, node_gpus: int, links: Links,
+                    count: float = 1.0) -> float:
+    """All-to-alls of an expert-parallel group: ``ep`` ranks ``offset + k * stride``.
+
+    ``nbytes`` is what each rank sends over all ``count`` calls; it keeps 1/ep
+    and sends 1/ep to every other rank, pairwise and all at once (NCCL grouped
+    send/recv), so each call pays one latency per tier it crosses, not a
+    ring's ep - 1 hops.  The share bound for ranks of its own node goes over
+    the intra-node link; the rest leaves through the node's NIC, which carries
+    the off-node share of *every* GPU of the stage on that node (``node_gpus``:
+    all the node's EP groups exchange at the same time), not of one.  The two
+    tiers work concurrently: the slower bounds the time.
+    """
+    if ep <= 1 or nbytes <= 0:
+        return 0.0
+    gpn = links.gpus_per_node
+    local = min(ep, (gpn - offset % gpn - 1) // stride + 1)  # group members on the first rank's node
+    t_intra = nbytes * (local - 1) / ep / links.intra.bandwidth_Bps
+    lat = links.intra.latency_s if local > 1 else 0.0
+    if local == ep:
+        return t_intra + count * lat
+    nic, _ = links.group(offset, ep, stride)
+    t_nic = node_gpus * nbytes * (ep - local) / ep / nic.bandwidth_Bps
+    return max(t_intra, t_nic) + count * (lat + nic.latency_s)
 
 
 # ----------------------------------------------------------------------------- one stage
@@ -143,15 +184,21 @@ def stage_cost(prof: ModelProfile, hw: Hardware, a: int, b: int, dp: int, tp: in
 
     tp_link, _ = links.group(offset, tp, 1) if tp > 1 else (None, False)
     if tp > 1:
+        # NB: remat repeats these forward all-reduces too (``comm_passes``); not
+        # applied here yet because it reprices every dense model's tensor-parallel
+        # plans, outside the MoE fix (docs/crius-parallelism.md, Simplifications).
         t += allreduce(prof.total(prof.tp_bytes, a, b) * mb, tp, tp_link,
                        count=prof.total(prof.tp_count, a, b))
     dp_link, dp_cross = links.group(offset, dp, tp) if dp > 1 else (None, False)
-    # Data-parallel groups of the tp ranks of a node share the node's NIC.
+    # Data-parallel rings of the tp ranks of a node share the node's NIC (a ring
+    # crosses each node boundary once, so one ring per tensor rank).
     dp_share = min(tp, gpn) if dp_cross else 1
     a2a = prof.total(prof.a2a_bytes, a, b)
     if ep > 1 and a2a > 0:
-        ep_link, _ = links.group(offset, ep, tp)
-        t += alltoall(a2a * mb / tp, ep, ep_link, count=prof.total(prof.a2a_count, a, b), share=dp_share)
+        # Each tensor rank dispatches 1/tp of its replica's mb samples' tokens.
+        passes = params.comm_passes  # forward, rematerialised forward, backward
+        t += expert_alltoall(a2a * mb / tp * passes, ep, tp, offset, min(gpn, dp * tp), links,
+                             count=prof.total(prof.a2a_count, a, b) * passes)
 
     recv = 0.0
     if a > 0:
@@ -165,9 +212,13 @@ def stage_cost(prof: ModelProfile, hw: Hardware, a: int, b: int, dp: int, tp: in
     sync = 0.0
     if dp > 1:
         sync += allreduce(pd / tp * bpp, dp, dp_link, share=dp_share)
-        if dp > ep and pe > 0:  # replicas of the expert shards
-            rep_link, _ = links.group(offset, dp // ep, tp * ep)
-            sync += allreduce(pe / (tp * ep) * bpp, dp // ep, rep_link, share=dp_share)
+        if dp > ep and pe > 0:
+            # Only replicas of the same expert shard (dp / ep of them, stride tp x ep)
+            # all-reduce its gradient.  Every GPU of a node holds a different shard,
+            # so min(tp x ep, gpn) replica rings share the node's NIC, not tp.
+            rep_link, rep_cross = links.group(offset, dp // ep, tp * ep)
+            sync += allreduce(pe / (tp * ep) * bpp, dp // ep, rep_link,
+                              share=min(tp * ep, gpn) if rep_cross else 1)
     sync += shard_params * params.state_bytes_per_param / (hw.gpu.mem_bw_gbs * 1e9)
 
     memory = (shard_params * params.state_bytes_per_param
