@@ -2,9 +2,12 @@
 
 Runs on CPU in seconds: ``python examples/cnn_job.py`` (single process), or
 submitted with ``dlsched submit examples/cnn.yaml``.  ``args.step_time_s``
-emulates the accelerator: each worker sleeps for its share of that many
-seconds per global batch after its real forward/backward, standing in for
-GPU kernel time on the emulated cluster's fake GPUs (0 turns it off).
+emulates the accelerator: each worker's step takes its share of that many
+seconds per global batch, its real forward/backward included (it sleeps for
+the rest), standing in for GPU kernel time on the emulated cluster's fake
+GPUs (0 turns it off).  Padding up to a fixed time, rather than adding a fixed
+sleep, keeps a job's speed independent of how many workers share the CPU, as
+long as the real compute fits in the step.
 """
 
 import time
@@ -46,13 +49,14 @@ def main():
         model = agent.wrap(model)
         pad = float(agent.args.get("step_time_s", 0.0)) * agent.local_batch / agent.batch_size
         for it in agent.iterations():
+            began = time.perf_counter()
             x, y = batch(it, agent.rank, agent.local_batch)
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
-            if pad:
-                time.sleep(pad)
+            if pad:  # the rest of this step's emulated accelerator time
+                time.sleep(max(0.0, pad - (time.perf_counter() - began)))
 
 
 if __name__ == "__main__":

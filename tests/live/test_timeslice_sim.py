@@ -16,7 +16,7 @@ def _setup():
         {"name": "3x2", "node_groups": [{"name": "g", "gpu": "A40", "nodes": 3, "gpus_per_node": 2}]}))
     perf = MeasuredPerfModel(cluster)
     for model in ("tiny-cnn", "tiny-transformer"):
-        perf.observe(model, 1, 0.075, 100)
+        perf.observe(model, 1, 0.1, 100)
         perf.observe(model, 2, 0.05, 100)
     jobs = [j.spec.with_(submit_time=j.delay_s) for j in load_jobs(EXAMPLES / "trace6.yaml")]
     return cluster, perf, jobs

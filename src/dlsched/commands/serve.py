@@ -57,37 +57,50 @@ def run(args) -> int:
 
     try:
         policy = make_policy(args.policy, **_options(args.option))
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         raise InputError(f"bad option for policy '{args.policy}': {e}", field="--option") from None
     jobs = [j for path in args.submit for j in load_jobs(path)]  # fail on a bad file before starting Ray
-    emulated = None
-    if args.address is None:
-        emulated = EmulatedCluster(parse_emulation(args.emulate))
-        connect(emulated.address)
-        emulated.wait()
-    else:
-        connect(args.address)
+    emulators = parse_emulation(args.emulate) if args.address is None else None
     store = open_store(args.state)
-    cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
-                        max_time_s=args.max_time, namespace=args.namespace,
-                        stop_workers_on_exit=not args.keep_workers)
-    service = LiveService(store, policy, cfg)
-    import signal
-
-    def _term(signum, frame):  # leave like Ctrl-C: running jobs go on; a restart adopts them
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, _term)
-    if jobs:  # after the workers are up, so arrival times do not include Ray's start-up
-        store.submit(jobs, source=", ".join(args.submit))
-    print(f"dlsched serve: {service.cluster.describe()}; policy {policy.name}; state {store.path}", flush=True)
+    known = {r["job_id"] for r in store.jobs()}
+    again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in known)
+    if again:  # before Ray starts, not after
+        store.close()
+        raise InputError(f"job(s) {', '.join(again)} already submitted to the scheduler state in {args.state}; "
+                         "serve it without --submit, or use another --state for a fresh run", field="--submit")
+    emulated = None
     try:
+        if emulators is not None:
+            emulated = EmulatedCluster(emulators)
+            connect(emulated.address)
+            emulated.wait()
+        else:
+            connect(args.address)
+        cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
+                            max_time_s=args.max_time, namespace=args.namespace,
+                            stop_workers_on_exit=not args.keep_workers)
+        service = LiveService(store, policy, cfg)
+        import signal
+
+        def _term(signum, frame):  # leave like Ctrl-C: running jobs go on; a restart adopts them
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGTERM, _term)
+        try:
+            if jobs:  # after the workers are up, so arrival times do not include Ray's start-up
+                store.submit(jobs, source=", ".join(args.submit))
+        except BaseException:
+            service.close()
+            raise
+        print(f"dlsched serve: {service.cluster.describe()}; policy {policy.name}; state {store.path}",
+              flush=True)
         service.run()
-    finally:
+    finally:  # also when Ray or the service fails to start: never leave an emulated cluster behind
         if emulated is not None:
             import ray
 
             ray.shutdown()
             emulated.shutdown()
+        store.close()
     if args.out:
         print(f"results in {args.out}/", flush=True)
     return 0

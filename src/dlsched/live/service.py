@@ -52,6 +52,10 @@ class ServiceError(DlschedError):
     pass
 
 
+_START_WAIT_S = 30.0  # how long a launch waits for every slot to accept its rank
+_PORT_HOLD_S = 120.0  # a rendezvous port handed out is not handed out again for this long
+
+
 @dataclass
 class ServiceConfig:
     tick_s: float = 0.2
@@ -120,6 +124,8 @@ class LiveService:
             store.set_meta("layout", self.layout.to_json())
         else:  # the GPU ids the store refers to must keep their meaning across restarts
             self.layout = ClusterLayout.from_json(layout_text)
+            if not {n.node_id for n in self.layout.nodes} & self._alive_nodes():
+                self._replace_layout()
         old_policy = store.get_meta("policy")
         store.set_meta("policy", policy.name)
         self.cluster = self.layout.cluster()
@@ -142,6 +148,7 @@ class LiveService:
         self._last_sample = None
         self._idle_since: float | None = None
         self._restore_times: list[float] = []
+        self._ports_given: dict[int, float] = {}  # rendezvous port -> when handed out (monotonic)
         if old_policy and old_policy != policy.name:
             store.event(store.now(), None, "policy-change", old=old_policy, new=policy.name)
         self._start_slots()
@@ -151,6 +158,36 @@ class LiveService:
 
     def _alive_nodes(self) -> set[str]:
         return {n["NodeID"] for n in self.ray.nodes() if n.get("Alive")}
+
+    def _replace_layout(self) -> None:
+        """None of the stored nodes is alive: the cluster was replaced (e.g. a new emulated one).
+
+        Jobs that ran on the old cluster go back to the queue from their last
+        checkpoint, as after a node loss, and the new cluster's layout is used
+        from now on (GPU ids in the history keep their old meaning).
+        """
+        st = self.store
+        now = st.now()
+        layout = layout_from_ray(self.ray.nodes())
+        with st.tx():
+            for row in st.jobs("running"):
+                jid = row["job_id"]
+                meta = read_checkpoint_meta(self._ckpt_dir(jid))
+                done = float(meta["iteration"]) if meta else 0.0
+                held = row["held_since"]
+                gpus = json.loads(row["allocation"]) if row["allocation"] else []
+                ran = max(0.0, now - held) if held is not None else 0.0
+                st.update_job(jid, status="suspended", allocation=None, held_since=None, done_iterations=done,
+                              restarts=row["restarts"] + 1, queued_since=now, run_time=row["run_time"] + ran,
+                              gpu_seconds=row["gpu_seconds"] + ran * len(gpus))
+                st.db.execute("UPDATE segments SET state=CASE WHEN launched_at IS NULL THEN 'abandoned' ELSE 'lost' END, "
+                              "ended_at=? WHERE job_id=? AND ended_at IS NULL",
+                              (now, jid))
+                st.event(now, jid, "fault", reason="cluster replaced", resume_from=done)
+            st.set_meta("layout", layout.to_json())
+            st.event(now, None, "layout-change", old_nodes=len(self.layout.nodes), nodes=len(layout.nodes),
+                     gpus=len(layout.slots))
+        self.layout = layout
 
     def _start_slots(self) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -335,9 +372,9 @@ class LiveService:
             if row[1] == "submitted":
                 st.update_job(jid, status="dropped", reason="cancelled by user", cancel_requested=0)
                 continue
-            job = self.jobs[jid]
-            self._drop(job, now, "cancelled by user")
-            st.update_job(jid, cancel_requested=0)
+            with st.tx():
+                self._drop(self.jobs[jid], now, "cancelled by user")
+                st.update_job(jid, cancel_requested=0)
             self._dirty = True
 
     # ================================================================== 2. polling
@@ -583,31 +620,34 @@ class LiveService:
         self._persist(job, now, status="suspended", allocation=None, held_since=None)
 
     def _preempt(self, job: JobState, now: float) -> None:
-        self._release(job, now)
-        self._retire_segment(job, now, "preempted")
-        self._requeue(job, now)
-        self.store.event(now, job.job_id, "suspend", iterations=job.done_iterations)
+        with self.store.tx():  # the segment's stop and the job's suspension land together
+            self._release(job, now)
+            self._retire_segment(job, now, "preempted")
+            self._requeue(job, now)
+            self.store.event(now, job.job_id, "suspend", iterations=job.done_iterations)
 
     def _fault(self, job: JobState, now: float, reason: str) -> None:
         """A worker or node was lost: back to the queue from the last checkpoint."""
-        self._release(job, now)
-        self._retire_segment(job, now, "fault")
-        meta = read_checkpoint_meta(self._ckpt_dir(job.job_id))
-        job.done_iterations = float(meta["iteration"]) if meta else 0.0
-        self._requeue(job, now)
-        self.store.event(now, job.job_id, "fault", reason=reason, resume_from=job.done_iterations)
+        with self.store.tx():
+            self._release(job, now)
+            self._retire_segment(job, now, "fault")
+            meta = read_checkpoint_meta(self._ckpt_dir(job.job_id))
+            job.done_iterations = float(meta["iteration"]) if meta else 0.0
+            self._requeue(job, now)
+            self.store.event(now, job.job_id, "fault", reason=reason, resume_from=job.done_iterations)
         self._dirty = True
 
     def _drop(self, job: JobState, now: float, reason: str) -> None:
-        if job.status == JobStatus.RUNNING:
-            self._release(job, now)
-            self._retire_segment(job, now, "dropped")
-        else:
-            job.queued_time += now - job.queued_since
-            job.queued_since = now
-        job.status = JobStatus.DROPPED
-        self._persist(job, now, status="dropped", allocation=None, held_since=None, reason=reason)
-        self.store.event(now, job.job_id, "drop", reason=reason)
+        with self.store.tx():
+            if job.status == JobStatus.RUNNING:
+                self._release(job, now)
+                self._retire_segment(job, now, "dropped")
+            else:
+                job.queued_time += now - job.queued_since
+                job.queued_since = now
+            job.status = JobStatus.DROPPED
+            self._persist(job, now, status="dropped", allocation=None, held_since=None, reason=reason)
+            self.store.event(now, job.job_id, "drop", reason=reason)
         del self.jobs[job.job_id]
         self.policy.on_finish(job, now)
 
@@ -615,14 +655,15 @@ class LiveService:
         end = now
         if rank0 and rank0.get("end_wall"):
             end = min(now, max(seg.ready_at or 0.0, rank0["end_wall"] - self.store.epoch))
-        self._release(job, end)
-        self.segs.pop(job.job_id, None)
-        self._end_segment(seg, now, "finished", rank0)
-        job.done_iterations = float(job.total_iterations)
-        job.finish_time = end
-        job.status = JobStatus.FINISHED
-        self._persist(job, now, status="finished", allocation=None, held_since=None, finish_time=end)
-        self.store.event(now, job.job_id, "finish", segment=seg.number, finish=end)
+        with self.store.tx():  # never a finished segment of a job still marked running
+            self._release(job, end)
+            self.segs.pop(job.job_id, None)
+            self._end_segment(seg, now, "finished", rank0)
+            job.done_iterations = float(job.total_iterations)
+            job.finish_time = end
+            job.status = JobStatus.FINISHED
+            self._persist(job, now, status="finished", allocation=None, held_since=None, finish_time=end)
+            self.store.event(now, job.job_id, "finish", segment=seg.number, finish=end)
         del self.jobs[job.job_id]
         self.policy.on_finish(job, now)
         self._dirty = True
@@ -695,8 +736,13 @@ class LiveService:
         rank0 = seg.gpus[0]
         try:
             port = self.ray.get(self.slots[rank0].free_port.remote(), timeout=10)
-        except Exception:
-            return  # the slot is restarting or its node is going; the next tick sees which
+        except (self.ray.exceptions.RayError, TimeoutError):
+            return  # the slot is restarting, busy or its node is going; the next tick sees which
+        if port in self._ports_given and time.monotonic() - self._ports_given[port] < _PORT_HOLD_S:
+            return  # handed to a segment whose rank 0 may not have bound it yet: ask again next tick
+        self._ports_given = {p: t for p, t in self._ports_given.items()
+                             if time.monotonic() - t < _PORT_HOLD_S}
+        self._ports_given[port] = time.monotonic()
         addr = self.node_ip.get(self.layout.slots[rank0][0]) or "127.0.0.1"
         seg.state = "launching"
         seg.launched_at = now
@@ -705,12 +751,14 @@ class LiveService:
                 "total_iterations": job.total_iterations, "batch_size": job.spec.batch_size,
                 "checkpoint_dir": str(self._ckpt_dir(job.job_id)), "checkpoint_every": live.checkpoint_every,
                 "master_addr": addr, "master_port": port, "timeout_s": self.cfg.collective_timeout_s,
-                "args": live.args, "script": live.script}
+                "args": live.args, "script": live.script,
+                # a start that reaches its slot after we stopped waiting for it must not run
+                "start_by": time.time() + _START_WAIT_S}
         refs = {}
         for rank, g in enumerate(seg.gpus):
             self.phys[g] = seg
             refs[g] = self.slots[g].start.remote({**base, "rank": rank})
-        replies = self._collect(refs, timeout=30.0)
+        replies = self._collect(refs, timeout=_START_WAIT_S + 1.0)
         for g, r in replies.items():
             if r.get("incarnation"):
                 self.incarnation[g] = r["incarnation"]  # the process that now runs this rank
@@ -719,9 +767,11 @@ class LiveService:
             self.store.event(now, job.job_id, "launch-refused", segment=seg.number, gpus=refused,
                              replies={str(g): replies.get(g) for g in refused})
             for g in refused:
+                r = replies.get(g)
+                if r is None:
+                    continue  # no answer: it may run the segment; polling tells, and it is stopped
                 if self.phys.get(g) is seg:
                     del self.phys[g]
-                r = replies.get(g) or {"dead": True}
                 if r.get("dead"):
                     self.unready.add(g)
                 elif r.get("running"):  # something we lost track of runs there: stop it first

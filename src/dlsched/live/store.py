@@ -101,6 +101,10 @@ class Store:
 
     @contextmanager
     def tx(self):
+        """One transaction; nested uses join the outermost one (it commits or rolls back all)."""
+        if self.db.in_transaction:
+            yield self.db
+            return
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db

@@ -70,6 +70,9 @@ class GpuSlot:
         from dlsched.live.agent import AgentContext, SegmentControl
 
         with self._lock:
+            if seg.get("start_by") is not None and time.time() > seg["start_by"]:
+                # the scheduler stopped waiting for this call and counts the segment as not started
+                return {"ok": False, "incarnation": self.incarnation, "why": "start arrived too late"}
             if self._state == "running":
                 # never two jobs on one slot: the scheduler must wait for the old segment to end
                 return {"ok": False, "incarnation": self.incarnation,

@@ -4,24 +4,32 @@ from __future__ import annotations
 
 import sys
 
-HEADLINE = [("finished", "finished", "{:d}"), ("avg_jct", "avg JCT (h)", "h"),
-            ("median_jct", "median JCT (h)", "h"), ("p95_jct", "p95 JCT (h)", "h"),
-            ("avg_queue", "avg queue (h)", "h"), ("makespan", "makespan (h)", "h"),
+HEADLINE = [("finished", "finished", "{:d}"), ("avg_jct", "avg JCT", "t"),
+            ("median_jct", "median JCT", "t"), ("p95_jct", "p95 JCT", "t"),
+            ("avg_queue", "avg queue", "t"), ("makespan", "makespan", "t"),
             ("utilization", "util", "{:.1%}"), ("avg_throughput", "avg thr (samples/s)", "{:.0f}"),
             ("restarts_per_job", "restarts/job", "{:.2f}")]
 
 
-def _cell(value, fmt: str) -> str:
+def _time_unit(summaries: dict[str, dict]) -> tuple[str, float]:
+    """Hours for cluster-scale runs; seconds when every makespan is under an hour (live demos)."""
+    spans = [s.get("makespan") or 0.0 for s in summaries.values()]
+    return ("s", 1.0) if spans and max(spans) < 3600 else ("h", 3600.0)
+
+
+def _cell(value, fmt: str, scale: float = 3600.0) -> str:
     if value is None:
         return "-"
-    if fmt == "h":
-        return f"{value / 3600:.2f}"
+    if fmt == "t":
+        return f"{value / scale:.2f}"
     return fmt.format(value)
 
 
 def summary_rows(summaries: dict[str, dict]) -> tuple[list[str], list[list[str]]]:
-    header = ["policy"] + [label for _, label, _ in HEADLINE]
-    rows = [[name] + [_cell(s.get(key), fmt) for key, _, fmt in HEADLINE] for name, s in summaries.items()]
+    unit, scale = _time_unit(summaries)
+    header = ["policy"] + [f"{label} ({unit})" if fmt == "t" else label for _, label, fmt in HEADLINE]
+    rows = [[name] + [_cell(s.get(key), fmt, scale) for key, _, fmt in HEADLINE]
+            for name, s in summaries.items()]
     return header, rows
 
 
