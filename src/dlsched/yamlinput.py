@@ -6,6 +6,7 @@ module is the one place that reads them, so both report problems alike.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TypeVar
 
 import yaml
@@ -49,7 +50,46 @@ def load_yaml(text: str, source: str, expect: str) -> tuple[yaml.Node | None, di
                          line=mark.line + 1 if mark else None) from None
     if not isinstance(data, dict):
         raise InputError(expect, file=source, line=1)
+    _no_duplicate_keys(root, source)
     return root, data
+
+
+def _no_duplicate_keys(node: yaml.Node | None, source: str) -> None:
+    """Raise at the second occurrence of a key in any mapping (PyYAML would keep the last silently)."""
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.MappingNode):
+            seen: dict = {}
+            for k, v in n.value:
+                if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                    if k.value in seen:
+                        raise InputError(f"duplicate key '{k.value}' (first on line {seen[k.value]})", file=source,
+                                         line=k.start_mark.line + 1, field=str(k.value))
+                    seen[k.value] = k.start_mark.line + 1
+                stack.append(v)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+
+
+def read_yaml_file(path: Path, source: str | None = None) -> str:
+    """A YAML file's text; missing files, directories and non-UTF-8 bytes are ``InputError``s."""
+    source = str(path) if source is None else source
+    if path.is_dir():
+        raise InputError("is a directory, not a YAML file", file=source)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", file=source) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", file=source) from None
+    if raw.startswith(b"\x1f\x8b"):
+        raise InputError("gzip-compressed; decompress it first (gunzip)", file=source)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text (byte 0x{raw[e.start]:02x}); re-encode the file as UTF-8", file=source,
+                         line=raw.count(b"\n", 0, e.start) + 1) from None
 
 
 def validate(schema: type[M], data: dict, root: yaml.Node | None, source: str) -> M:

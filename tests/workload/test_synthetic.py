@@ -77,3 +77,25 @@ def test_philly_like_offers_about_full_load():
     load = S.offered_load(jobs, c.num_gpus, 14 * 86400)
     assert 0.8 <= load <= 1.2
     assert max(j.duration_s for j in jobs) <= 14 * 86400
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"n_jobs": 0}, "n_jobs"), ({"n_jobs": 2.5}, "n_jobs"), ({"n_jobs": 5, "rate_per_hour": float("nan")}, "rate_per_hour"),
+    ({"duration_s": float("inf")}, "duration_s"), ({"n_jobs": 5, "duration_scale": -1.0}, "duration_scale"),
+])
+def test_generate_rejects_bad_arguments(kwargs, field):
+    from dlsched.errors import InputError
+    with pytest.raises(InputError) as err:
+        S.generate(**kwargs)
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"n_jobs": 0}, "n_jobs"), ({"days": 0.0}, "days"), ({"days": float("nan")}, "days"),
+    ({"n_jobs": 5, "load": float("nan")}, "load"),
+])
+def test_philly_like_rejects_bad_arguments(kwargs, field):
+    from dlsched.errors import InputError
+    with pytest.raises(InputError) as err:
+        S.philly_like(Cluster.load("crius-testbed"), **kwargs)
+    assert err.value.field == field

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from dlsched.cluster.gpus import gpu_type
 from dlsched.errors import InputError, UnknownNameError
-from dlsched.yamlinput import load_yaml, validate
+from dlsched.yamlinput import load_yaml, read_yaml_file, validate
 
 IntraKind = Literal["nvswitch", "nvlink", "pcie"]
 
@@ -34,8 +34,14 @@ INTRA_DEFAULTS: dict[str, dict[str, float]] = {
 }
 
 
+# Largest cluster a spec may describe: the simulator builds per-GPU state, so a typo such as
+# ``nodes: 100000000000`` would otherwise exhaust memory instead of failing.
+MAX_GPUS = 1_000_000
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: no true -> 1 or "4" -> 4; allow_inf_nan: an infinite bandwidth is a typo, not a spec
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class IntraSpec(_Strict):
@@ -106,6 +112,8 @@ class ClusterSpec(_Strict):
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ValueError(f"duplicate node group names: {sorted(dup)}")
+        if self.total_gpus > MAX_GPUS:
+            raise ValueError(f"{self.total_gpus} GPUs in all; at most {MAX_GPUS:,} are supported")
         return self
 
     @property
@@ -132,9 +140,7 @@ def load_spec(name_or_path: str | Path) -> ClusterSpec:
     """Load a spec from a file path, or by the name of a shipped spec."""
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
-        if not path.exists():
-            raise InputError("no such file", file=str(path))
-        return parse_spec(path.read_text(), str(path))
+        return parse_spec(read_yaml_file(path), str(path))
     name = str(name_or_path)
     if name not in shipped_specs():
         raise UnknownNameError("cluster spec", name, shipped_specs())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from dlsched.cluster.topology import Cluster
@@ -76,8 +77,8 @@ def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
 
         n = args.jobs or DEFAULT_JOBS
         days = args.days if args.days is not None else DEFAULT_DAYS * n / DEFAULT_JOBS
-        if not days > 0:
-            raise InputError(f"--days must be positive, got {days}")
+        if not (days > 0 and math.isfinite(days)):
+            raise InputError(f"--days must be positive (and finite), got {days}")
         jobs = philly_like(cluster, n_jobs=n, days=days, seed=args.seed)
         skipped, source = [], "synthetic"
         info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
@@ -87,11 +88,13 @@ def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
         by_field: dict[str, int] = {}
         for s in skipped:
             by_field[s.field] = by_field.get(s.field, 0) + 1
-        counts = ", ".join(f"{n} on field '{f}'" for f, n in sorted(by_field.items(), key=lambda kv: (-kv[1], kv[0])))
+        counts = ", ".join(f"{n} on field '{f}'" if f else f"{n} malformed"
+                           for f, n in sorted(by_field.items(), key=lambda kv: (-kv[1], kv[0])))
         print(f"dlsched: skipped {len(skipped)} row{'s' if len(skipped) != 1 else ''} of {source} "
               f"({counts}):", file=sys.stderr)
         for s in skipped[:SHOW_SKIPPED]:
-            print(f"  line {s.line}, field '{s.field}': {s.reason}", file=sys.stderr)
+            where = f"line {s.line}, field '{s.field}'" if s.field else f"line {s.line}"
+            print(f"  {where}: {s.reason}", file=sys.stderr)
         if len(skipped) > SHOW_SKIPPED:
             print(f"  ... and {len(skipped) - SHOW_SKIPPED} more (all listed in summary.json under params.skipped)", file=sys.stderr)
         info["skipped_rows"] = len(skipped)

@@ -26,6 +26,7 @@ from typing import Literal, Mapping
 import numpy as np
 
 from dlsched.cluster.topology import Cluster
+from dlsched.errors import InputError
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
 
@@ -116,6 +117,8 @@ def generate(n_jobs: int | None = None, duration_s: float | None = None, *,
     """
     if n_jobs is None and duration_s is None:
         raise ValueError("give n_jobs, duration_s or both")
+    _check_args(n_jobs=n_jobs, duration_s=duration_s, rate_per_hour=rate_per_hour, duration_scale=duration_scale,
+                max_duration_s=max_duration_s)
     if arrival not in ("poisson", "batch"):
         raise ValueError(f"arrival must be 'poisson' or 'batch', got {arrival!r}")
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -235,6 +238,19 @@ def load_scale(cluster_gpus: int, n_jobs: int, window_s: float, load: float,
     return math.exp((lo + hi) / 2)
 
 
+def _check_args(**values) -> None:
+    """``InputError`` (a ValueError) for a job count that is not a whole number >= 1, or a size
+    or rate that is not a positive finite number; None means "not given"."""
+    for name, v in values.items():
+        if v is None:
+            continue
+        if name == "n_jobs":
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InputError(f"must be a whole number >= 1, got {v!r}", field=name)
+        elif isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not (math.isfinite(v) and v > 0):
+            raise InputError(f"must be a positive finite number, got {v!r}", field=name)
+
+
 def philly_like(cluster: Cluster, n_jobs: int = 13000, days: float = 14.0, seed: int = 0, *,
                 load: float = PHILLY_LIKE_LOAD, pin_gpu_types: bool = False) -> list[JobSpec]:
     """Philly-shaped jobs arriving over ``days`` that offer about ``load`` x the cluster's capacity.
@@ -243,6 +259,7 @@ def philly_like(cluster: Cluster, n_jobs: int = 13000, days: float = 14.0, seed:
     two weeks is 38.7 jobs/hour, close to Philly's 35.7; durations are ``generate``'s scaled by
     ``load_scale`` (2.8 there) and capped at the window (docs/trace-formats.md).
     """
+    _check_args(n_jobs=n_jobs, days=days, load=load)
     window = days * 86400.0
     cap = max(window, MIN_DURATION_CAP_S)
     mix = {g: w for g, w in GPU_MIX.items() if g <= cluster.num_gpus}

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 from dlsched.errors import InputError, UnknownNameError
-from dlsched.workload.readers._common import (DEFAULT_MODEL_BY_GPUS, SkippedRow, TraceLoad, model_for_gpus)
+from dlsched.workload.readers._common import (DEFAULT_MODEL_BY_GPUS, SkippedRow, TraceLoad, model_for_gpus,
+                                              open_text)
 from dlsched.workload.readers.arena import read_arena
 from dlsched.workload.readers.blox import read_blox
 from dlsched.workload.readers.gavel import parse_job_type, read_gavel
@@ -47,27 +48,44 @@ _SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
 def detect_format(path: str | Path) -> str:
     """The format of a trace file, from its first line (or first JSON object, or PAI file name)."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError("no such file", file=str(path))
+    with open_text(path, str(path)) as f:  # clear errors for directories, gzip, binary files
+        head = f.read(65536)
     if "pai_task_table" in path.name:
         return "pai"
-    with open(path, newline="") as f:
-        head = f.read(65536)
     stripped = head.lstrip()
+    if not stripped:
+        raise InputError("empty file", file=str(path), line=1)
+    if stripped.startswith("{"):
+        raise InputError("expected a JSON list of jobs ([...]), found a single object", file=str(path), line=1)
     if stripped.startswith("["):
         keys = _first_json_keys(path)
+        if not keys:
+            raise InputError("empty JSON list: no jobs", file=str(path), line=1)
         if "jobid" in keys:
             return "philly"
         if {"id", "runtime"} <= keys:
             return "philly-subset"
         raise InputError(f"JSON trace with unknown fields {sorted(keys)}", file=str(path), line=1)
-    first = next(csv.reader([head.splitlines()[0] if head else ""]), [])
+    first = next(csv.reader([head.splitlines()[0]]), [])
     cols = {c.strip() for c in first}
     for name, needed in _SIGNATURES:
         if needed <= cols:
             return name
-    raise InputError(f"cannot tell the trace format from the header {sorted(cols)}; "
+    raise InputError(f"cannot tell the trace format from the header {sorted(cols)}{_closest(cols)}; "
                      f"pass fmt= one of {', '.join(READERS)}", file=str(path), line=1)
+
+
+def _closest(cols: set[str]) -> str:
+    """' (closest: gavel, lacks total_steps)' when most of a format's signature columns are there."""
+    if len(cols) == 1 and any(d in next(iter(cols)) for d in ";\t|"):
+        return " (the file does not look comma-separated)"
+    scores = {name: len(needed & cols) / len(needed) for name, needed in _SIGNATURES}
+    best = max(scores.values())
+    if best < 0.5:
+        return ""
+    near = [f"{name}, lacks {', '.join(sorted(needed - cols))}" for name, needed in _SIGNATURES
+            if scores[name] == best]
+    return f" (closest: {'; '.join(near)})"
 
 
 def _first_json_keys(path: Path) -> set[str]:
@@ -89,8 +107,10 @@ def read_trace(path: str | Path, fmt: str = "auto", skip_bad_rows: bool = False,
     reader = READERS.get(fmt)
     if reader is None:
         raise UnknownNameError("trace format", fmt, READERS, field="format")
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise InputError("no such file", file=str(path))
+    if Path(path).is_dir():
+        raise InputError("is a directory, not a trace file", file=str(path))
     return reader(path, skip_bad_rows=skip_bad_rows, **options)
 
 

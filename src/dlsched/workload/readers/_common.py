@@ -62,13 +62,24 @@ def model_for_gpus(num_gpus: int, default_model: str | None = None) -> str:
     return DEFAULT_MODEL_BY_GPUS[-1][1]
 
 
+# Largest number a field may hold: seconds up to ~31,700 years (Unix times in seconds fit; in
+# milliseconds they do not, which is the point), counts far beyond any cluster.  Larger values
+# are typos or wrong units, and past ~1e15 float time arithmetic loses whole seconds.
+MAX_VALUE = 1e12
+
+
 class Row:
     """One record's fields, with parsers that raise ``InputError`` naming file, line and field."""
 
-    __slots__ = ("data", "line", "source")
+    __slots__ = ("data", "line", "source", "problem")
 
-    def __init__(self, data: dict, line: int, source: str):
+    def __init__(self, data: dict, line: int, source: str, problem: InputError | None = None):
         self.data, self.line, self.source = data, line, source
+        self.problem = problem  # a defect of the whole record (too many fields, bad bytes), raised by check()
+
+    def check(self) -> None:
+        if self.problem is not None:
+            raise self.problem
 
     def error(self, message: str, name: str | None) -> InputError:
         return InputError(message, file=self.source, line=self.line, field=name)
@@ -82,7 +93,10 @@ class Row:
             if default is not None:
                 return default
             raise self.error("missing value", name)
-        return str(self.data[name]).strip()
+        value = self.data[name]
+        if isinstance(value, (dict, list, bool)):  # JSON: a number or string was expected
+            raise self.error(f"expected a number or string, got {json.dumps(value)[:40]}", name)
+        return str(value).strip()
 
     def float(self, name: str, *, minimum: float | None = 0.0, default: float | None = None) -> float:
         if not self.has(name) and default is not None:
@@ -96,6 +110,8 @@ class Row:
             raise self.error(f"not a finite number: {raw!r}", name)
         if minimum is not None and value < minimum:
             raise self.error(f"must be >= {minimum:g}, got {raw}", name)
+        if abs(value) > MAX_VALUE:
+            raise self.error(f"implausibly large: {raw} (limit {MAX_VALUE:g})", name)
         return value
 
     def int(self, name: str, *, minimum: int | None = 0, default: int | None = None) -> int:
@@ -127,6 +143,8 @@ class Row:
                 raise self.error(f"not a time: {raw!r}", name) from None
         if not math.isfinite(value) or value < 0:
             raise self.error(f"must be a non-negative time, got {raw}", name)
+        if value > MAX_VALUE:
+            raise self.error(f"implausibly large time: {raw} (limit {MAX_VALUE:g} s; milliseconds?)", name)
         return value
 
     def model(self, name_field: str, name: str, variant: str | None = None) -> str:
@@ -154,31 +172,117 @@ def parse_datetime(raw: str) -> float | None:
     return None
 
 
-def csv_rows(path: Path, source: str, *, header: list[str] | None = None) -> Iterator[Row]:
+def open_text(path: Path, source: str):
+    """Open a trace as UTF-8 text (a BOM is dropped), with clear errors for what is not text.
+
+    Undecodable bytes become U+DC80..U+DCFF (``surrogateescape``) so that the reader can name
+    the line and field they are in (``bad_bytes``) instead of failing somewhere in the file.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a trace file", file=source)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        raise InputError("no such file", file=source) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", file=source) from None
+    if head.startswith(b"\x1f\x8b"):
+        raise InputError("gzip-compressed; decompress it first (gunzip)", file=source)
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"BZh") or head.startswith(b"\xfd7zXZ"):
+        raise InputError("a compressed archive; extract it first", file=source)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError("UTF-16 text; convert it to UTF-8", file=source)
+    if b"\x00" in head:
+        raise InputError("binary file (NUL bytes), not a text trace", file=source, line=head[:head.index(b"\x00")].count(b"\n") + 1)
+    return open(path, newline="", encoding="utf-8-sig", errors="surrogateescape")
+
+
+def bad_bytes(text: str) -> str | None:
+    """A description of the first undecodable byte in ``text`` (read with surrogateescape), or None."""
+    for ch in text:
+        if "\udc80" <= ch <= "\udcff":
+            return f"not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02x}); re-encode the file as UTF-8"
+    return None
+
+
+def csv_header(path: Path, source: str) -> list[str]:
+    """The stripped column names of a CSV file's first line."""
+    with open_text(path, source) as f:
+        try:
+            cells = next(csv.reader(f))
+        except StopIteration:
+            raise InputError("empty file", file=source, line=1) from None
+        except csv.Error as e:
+            raise InputError(f"malformed CSV header: {e}", file=source, line=1) from None
+    return [h.strip() for h in cells]
+
+
+def require_columns(header: list[str], required, source: str) -> None:
+    """Raise at line 1, naming the first required column the header lacks."""
+    missing = [c for c in required if c not in header]
+    if not missing:
+        return
+    hint = ""
+    if len(header) == 1 and any(d in header[0] for d in ";\t|"):
+        hint = "; the file does not look comma-separated"
+    raise InputError(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                     f"(the header has: {', '.join(header)}){hint}", file=source, line=1, field=missing[0])
+
+
+def csv_rows(path: Path, source: str, *, header: list[str] | None = None,
+             required=()) -> Iterator[Row]:
     """Rows of a CSV file as ``Row``s; the header (first line unless given) names the fields.
 
-    Header names are stripped (some traces put a space after each comma).
+    Header names are stripped (some traces put a space after each comma).  ``required``
+    columns must be in the header.  A row with more fields than the header, or with bytes
+    that are not UTF-8, carries a ``problem`` (``Row.check``), so it can be skipped and reported.
     """
-    with open(path, newline="") as f:
+    with open_text(path, source) as f:
         reader = csv.reader(f)
         if header is None:
             try:
                 header = [h.strip() for h in next(reader)]
             except StopIteration:
                 raise InputError("empty file", file=source, line=1) from None
+            except csv.Error as e:
+                raise InputError(f"malformed CSV: {e}", file=source, line=1) from None
+            if (why := bad_bytes("".join(header))) is not None:
+                raise InputError(why, file=source, line=1)
+            require_columns(header, required, source)
         start = reader.line_num + 1
-        for cells in reader:
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as e:  # e.g. a NUL byte or an unterminated quote
+                raise InputError(f"malformed CSV: {e}", file=source, line=start) from None
             line, start = start, reader.line_num + 1
             if not cells or all(not c.strip() for c in cells):
                 continue
+            problem = None
             if len(cells) > len(header):
-                raise InputError(f"{len(cells)} fields, the header has {len(header)}", file=source, line=line)
-            yield Row(dict(zip(header, cells)), line, source)
+                problem = InputError(f"{len(cells)} fields, the header has {len(header)}", file=source, line=line)
+            elif len(cells) == 1 and len(header) > 1:
+                problem = InputError(f"1 field, expected {len(header)} comma-separated fields", file=source,
+                                     line=line, field=header[0])
+            else:
+                for name, cell in zip(header, cells):
+                    if (why := bad_bytes(cell)) is not None:
+                        problem = InputError(why, file=source, line=line, field=name)
+                        break
+            yield Row(dict(zip(header, cells)), line, source, problem)
 
 
 def json_records(path: Path, source: str) -> Iterator[Row]:
     """Objects of a top-level JSON list, each with the line its ``{`` is on."""
-    text = Path(path).read_text()
+    with open_text(path, source) as f:
+        text = f.read()
+    if (why := bad_bytes(text)) is not None:
+        first = next(i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff")
+        raise InputError(why, file=source, line=text.count("\n", 0, first) + 1)
     dec = json.JSONDecoder()
     pos = _skip_ws(text, 0)
     if pos >= len(text) or text[pos] != "[":
@@ -198,6 +302,15 @@ def json_records(path: Path, source: str) -> Iterator[Row]:
         pos = _skip_ws(text, end)
         if pos < len(text) and text[pos] == ",":
             pos = _skip_ws(text, pos + 1)
+        elif pos < len(text) and text[pos] != "]":
+            raise InputError("malformed JSON: expected ',' or ']' after a job", file=source,
+                             line=text.count("\n", 0, pos) + 1)
+    if pos >= len(text):
+        raise InputError("malformed JSON: the list is not closed with ']' (truncated file?)", file=source,
+                         line=text.count("\n") + 1)
+    rest = _skip_ws(text, pos + 1)
+    if rest < len(text):
+        raise InputError("unexpected text after the JSON list", file=source, line=text.count("\n", 0, rest) + 1)
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -207,26 +320,43 @@ def _skip_ws(text: str, pos: int) -> int:
 
 
 class RowLoop:
-    """Runs a row parser over records, raising or recording bad rows."""
+    """Runs a row parser over records, raising or recording bad rows.
+
+    A job id seen before makes the later row bad (field ``job_id``): the simulator keys jobs
+    by id, so a duplicate would overwrite or merge two jobs.
+    """
 
     def __init__(self, source: str, skip_bad_rows: bool):
         self.source = source
         self.skip_bad_rows = skip_bad_rows
         self.skipped: list[SkippedRow] = []
 
+    def record(self, e: InputError, row: Row) -> None:
+        """Re-raise ``e``, or (``skip_bad_rows``) record it as a skipped row."""
+        if not self.skip_bad_rows:
+            raise e
+        reason = e.reason
+        if e.file is not None and str(e.file) != self.source:  # a side table (PAI job table, Lingjun workers)
+            reason = f"{e.file}: {reason}"
+        self.skipped.append(SkippedRow(e.line or row.line, e.field or "", reason))
+
     def run(self, rows: Iterable[Row], parse: Callable[[Row], JobSpec]) -> list[JobSpec]:
         jobs = []
+        first_line: dict[str, int] = {}
         for row in rows:
             try:
+                row.check()
                 job = parse(row)
+                if job.job_id in first_line:
+                    raise row.error(f"duplicate job id {job.job_id!r} (first on line {first_line[job.job_id]})",
+                                    "job_id")
             except NotAJob as e:
                 self.skipped.append(SkippedRow(row.line, e.field, e.reason))
                 continue
             except InputError as e:
-                if not self.skip_bad_rows:
-                    raise
-                self.skipped.append(SkippedRow(e.line or row.line, e.field or "", e.reason))
+                self.record(e, row)
                 continue
+            first_line[job.job_id] = row.line
             job.extra.setdefault("line", row.line)
             job.extra.setdefault("source", self.source)
             jobs.append(job)

@@ -40,4 +40,6 @@ def read_arena(path: str | Path, *, skip_bad_rows: bool = False,
                               "iterations_sim": row.data.get("iterations_sim")})
 
     loop = RowLoop(source, skip_bad_rows)
-    return loop.result(loop.run(csv_rows(Path(path), source), parse))
+    required = ("job_id", "submit_time_s", "submit_rel_s", "num_gpus", "model", "param_num", "batch_size",
+                size_field)
+    return loop.result(loop.run(csv_rows(Path(path), source, required=required), parse))

@@ -27,4 +27,5 @@ def read_blox(path: str | Path, *, skip_bad_rows: bool = False, default_model: s
                        duration_s=row.float("duration_s"), extra={"job_type": row.str("job_type", "")})
 
     loop = RowLoop(source, skip_bad_rows)
-    return loop.result(loop.run(csv_rows(Path(path), source), parse))
+    required = ("job_id", "submit_time_s", "num_gpus", "duration_s") + (("job_type",) if not default_model else ())
+    return loop.result(loop.run(csv_rows(Path(path), source, required=required), parse))

@@ -37,4 +37,5 @@ def read_gavel(path: str | Path, *, skip_bad_rows: bool = False) -> TraceLoad:
                        extra={"job_type": row.str("job_type")})
 
     loop = RowLoop(source, skip_bad_rows)
-    return loop.result(loop.run(csv_rows(Path(path), source), parse))
+    required = ("job_id", "submit_time_s", "num_gpus", "total_steps", "job_type")
+    return loop.result(loop.run(csv_rows(Path(path), source, required=required), parse))

@@ -32,4 +32,5 @@ def read_helios(path: str | Path, *, skip_bad_rows: bool = False, default_model:
                        extra=extra(row, "vc", "jobname", "state", "node_num", "cpu_num"))
 
     loop = RowLoop(source, skip_bad_rows)
-    return loop.result(loop.run(csv_rows(Path(path), source), parse))
+    required = ("job_id", "gpu_num", "submit_time", "duration")
+    return loop.result(loop.run(csv_rows(Path(path), source, required=required), parse))

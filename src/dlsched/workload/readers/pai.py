@@ -21,8 +21,7 @@ from pathlib import Path
 from dlsched.errors import InputError
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
-from dlsched.workload.readers._common import (NotAJob, Row, RowLoop, SkippedRow, TraceLoad, csv_rows,
-                                              model_for_gpus)
+from dlsched.workload.readers._common import NotAJob, Row, RowLoop, TraceLoad, csv_rows, model_for_gpus
 
 TASK_COLUMNS = ["job_name", "task_name", "inst_num", "status", "start_time", "end_time", "plan_cpu",
                 "plan_mem", "plan_gpu", "gpu_type"]
@@ -41,15 +40,19 @@ def read_pai(path: str | Path, *, job_table: str | Path | None = None, skip_bad_
         job_table = sibling if sibling != Path(path) and sibling.is_file() else None
     if job_table is not None:
         for r in csv_rows(Path(job_table), str(job_table), header=JOB_COLUMNS):
+            try:
+                r.check()
+            except InputError as e:
+                loop.record(e, r)
+                continue
             jobs_meta.setdefault(r.str("job_name", ""), r)
     groups: dict[str, list[Row]] = {}
     for r in csv_rows(Path(path), source, header=TASK_COLUMNS):
         try:
+            r.check()
             name = r.str("job_name")
         except InputError as e:
-            if not skip_bad_rows:
-                raise
-            loop.skipped.append(SkippedRow(e.line or r.line, e.field or "", e.reason))
+            loop.record(e, r)
             continue
         groups.setdefault(name, []).append(r)
 

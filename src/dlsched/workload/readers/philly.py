@@ -58,7 +58,10 @@ def read_philly(path: str | Path, *, skip_bad_rows: bool = False, default_model:
         job_id = row.str("jobid")
         attempts = _attempt_times(row)
         detail = attempts[0][2].get("detail") or []
-        gpus = sum(len(d.get("gpus") or []) for d in detail if isinstance(d, dict))
+        if not isinstance(detail, list) or not all(isinstance(d, dict) and isinstance(d.get("gpus") or [], list)
+                                                   for d in detail):
+            raise row.error("attempt 0's detail must be a list of {ip, gpus: [...]} objects", "attempts")
+        gpus = sum(len(d.get("gpus") or []) for d in detail)
         if gpus < 1:
             raise row.error("first attempt holds no GPUs", "attempts")
         duration = sum(end - start for start, end, _ in attempts)

@@ -46,6 +46,6 @@ def parse_row(row: Row) -> JobSpec:
 
 def read_dlsched(path: str | Path, *, skip_bad_rows: bool = False) -> TraceLoad:
     source = str(path)
-    rows = csv_rows(Path(path), source)
+    rows = csv_rows(Path(path), source, required=REQUIRED)
     loop = RowLoop(source, skip_bad_rows)
     return loop.result(loop.run(rows, parse_row))
