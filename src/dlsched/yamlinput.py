@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from dlsched.errors import InputError
+from dlsched.inputfile import read_head
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -75,16 +76,8 @@ def _no_duplicate_keys(node: yaml.Node | None, source: str) -> None:
 def read_yaml_file(path: Path, source: str | None = None) -> str:
     """A YAML file's text; missing files, directories and non-UTF-8 bytes are ``InputError``s."""
     source = str(path) if source is None else source
-    if path.is_dir():
-        raise InputError("is a directory, not a YAML file", file=source)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("no such file", file=source) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", file=source) from None
-    if raw.startswith(b"\x1f\x8b"):
-        raise InputError("gzip-compressed; decompress it first (gunzip)", file=source)
+    read_head(path, source, "YAML file")
+    raw = Path(path).read_bytes()
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlsched.cluster.gpus import gpu_type
-from dlsched.errors import InputError, UnknownNameError
+from dlsched.errors import UnknownNameError
 from dlsched.yamlinput import load_yaml, read_yaml_file, validate
 
 IntraKind = Literal["nvswitch", "nvlink", "pcie"]

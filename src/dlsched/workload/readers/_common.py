@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from dlsched.cluster.gpus import gpu_type as _gpu_type
 from dlsched.errors import InputError
+from dlsched.inputfile import read_head
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
 
@@ -178,22 +179,7 @@ def open_text(path: Path, source: str):
     Undecodable bytes become U+DC80..U+DCFF (``surrogateescape``) so that the reader can name
     the line and field they are in (``bad_bytes``) instead of failing somewhere in the file.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory, not a trace file", file=source)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except FileNotFoundError:
-        raise InputError("no such file", file=source) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror or e}", file=source) from None
-    if head.startswith(b"\x1f\x8b"):
-        raise InputError("gzip-compressed; decompress it first (gunzip)", file=source)
-    if head.startswith(b"PK\x03\x04") or head.startswith(b"BZh") or head.startswith(b"\xfd7zXZ"):
-        raise InputError("a compressed archive; extract it first", file=source)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InputError("UTF-16 text; convert it to UTF-8", file=source)
+    head = read_head(path, source, "trace file")
     if b"\x00" in head:
         raise InputError("binary file (NUL bytes), not a text trace", file=source, line=head[:head.index(b"\x00")].count(b"\n") + 1)
     return open(path, newline="", encoding="utf-8-sig", errors="surrogateescape")
