@@ -10,7 +10,6 @@ sleep, keeps a job's speed independent of how many workers share the CPU, as
 long as the real compute fits in the step.
 """
 
-import time
 
 import torch
 import torch.nn as nn
@@ -47,16 +46,12 @@ def main():
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         agent.track(model=model, optimizer=opt)
         model = agent.wrap(model)
-        pad = float(agent.args.get("step_time_s", 0.0)) * agent.local_batch / agent.batch_size
-        for it in agent.iterations():
-            began = time.perf_counter()
+        for it in agent.iterations(pace_s=agent.emulated_step_s()):
             x, y = batch(it, agent.rank, agent.local_batch)
             loss = F.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
             opt.step()
-            if pad:  # the rest of this step's emulated accelerator time
-                time.sleep(max(0.0, pad - (time.perf_counter() - began)))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ Runs on CPU in seconds: ``python examples/transformer_job.py``, or
 accelerator time as in cnn_job.py.
 """
 
-import time
 
 import torch
 import torch.nn as nn
@@ -44,16 +43,12 @@ def main():
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         agent.track(model=model, optimizer=opt)
         model = agent.wrap(model)
-        pad = float(agent.args.get("step_time_s", 0.0)) * agent.local_batch / agent.batch_size
-        for it in agent.iterations():
-            began = time.perf_counter()
+        for it in agent.iterations(pace_s=agent.emulated_step_s()):
             x, y = batch(it, agent.rank, agent.local_batch)
             loss = F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1))
             opt.zero_grad()
             loss.backward()
             opt.step()
-            if pad:  # the rest of this step's emulated accelerator time
-                time.sleep(max(0.0, pad - (time.perf_counter() - began)))
 
 
 if __name__ == "__main__":

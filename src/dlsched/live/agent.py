@@ -215,8 +215,17 @@ class TrainingAgent:
             local = t.tolist()
         return bool(local[0]), bool(local[1])
 
-    def iterations(self) -> Iterator[int]:
-        """Iteration numbers from the restored one to the total; returns early when asked to stop."""
+    def emulated_step_s(self) -> float:
+        """This worker's share of ``args.step_time_s``, the emulated accelerator time of one
+        global-batch step (0 when the job does not set it)."""
+        return float(self.args.get("step_time_s", 0.0)) * self.local_batch / self.batch_size
+
+    def iterations(self, pace_s: float = 0.0) -> Iterator[int]:
+        """Iteration numbers from the restored one to the total; returns early when asked to stop.
+
+        ``pace_s`` holds each iteration's body to at least that long (sleeping for the rest),
+        so CPU examples can stand in for a GPU's step time: pass ``emulated_step_s()``.
+        """
         c = self.ctx
         ctl = c.control
         total = c.total_iterations
@@ -233,7 +242,10 @@ class TrainingAgent:
                 ctl.checkpoint.clear()
             if it == self.start_iteration:
                 ctl.publish(ready_wall=time.time())
+            began = time.perf_counter()
             yield it
+            if pace_s:  # the rest of this step's emulated accelerator time
+                time.sleep(max(0.0, pace_s - (time.perf_counter() - began)))
             it += 1
             self.iteration = it
             now = time.time()
