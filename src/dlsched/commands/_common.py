@@ -8,8 +8,8 @@ import sys
 
 from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
-from dlsched.sim.engine import SimConfig
 from dlsched.perf.default import PERF_MODELS, default_perf_model
+from dlsched.sim.engine import SimConfig
 
 DEFAULT_CLUSTER = "crius-sim"
 # the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
@@ -96,7 +96,8 @@ def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
             where = f"line {s.line}, field '{s.field}'" if s.field else f"line {s.line}"
             print(f"  {where}: {s.reason}", file=sys.stderr)
         if len(skipped) > SHOW_SKIPPED:
-            print(f"  ... and {len(skipped) - SHOW_SKIPPED} more (all listed in summary.json under params.skipped)", file=sys.stderr)
+            print(f"  ... and {len(skipped) - SHOW_SKIPPED} more (all listed in summary.json under "
+                  "params.skipped)", file=sys.stderr)
         info["skipped_rows"] = len(skipped)
         info["skipped_by_field"] = by_field
         info["skipped"] = [{"line": s.line, "field": s.field, "reason": s.reason} for s in skipped]
