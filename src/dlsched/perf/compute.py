@@ -152,13 +152,23 @@ def overhead_s(model: ModelInfo) -> float:
 _TF32_ARCHS = ("Ampere", "Hopper")
 
 
-def peak_flops(gpu: GPUType, model: ModelInfo) -> float:
-    """Peak FLOP/s the model's precision can use (see ``EFFICIENCY`` for the TF32 rule)."""
-    if model.bytes_per_param == 2:
+def peak_flops_at(gpu: GPUType, bytes_per_param: int) -> float:
+    """Dense peak FLOP/s for training in fp16 (2 bytes per parameter) or fp32 (4).
+
+    Ampere and later run fp32 matrix maths on TF32 tensor cores at half the dense fp16
+    rate (NVIDIA A100 / A10 / A40 data sheets: 156 / 62.5 / 74.8 TFLOPS); Volta and
+    older run fp32 on CUDA cores (see ``EFFICIENCY`` for the TF32 rule).
+    """
+    if bytes_per_param <= 2:
         return gpu.fp16_tflops * 1e12
     if gpu.arch in _TF32_ARCHS:
         return max(gpu.fp32_tflops, gpu.fp16_tflops / 2) * 1e12
     return gpu.fp32_tflops * 1e12
+
+
+def peak_flops(gpu: GPUType, model: ModelInfo) -> float:
+    """Peak FLOP/s the model's precision can use."""
+    return peak_flops_at(gpu, model.bytes_per_param)
 
 
 def busy_time(model: ModelInfo, gpu: GPUType, batch: float) -> float:

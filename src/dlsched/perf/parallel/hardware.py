@@ -13,20 +13,10 @@ from dataclasses import dataclass
 
 from dlsched.cluster.gpus import GPUType, gpu_type as lookup_gpu
 from dlsched.cluster.topology import Cluster, LinkCost, Tier
+from dlsched.perf.compute import peak_flops_at
 
-# Ampere and later run fp32 matrix maths on TF32 tensor cores at half the dense
-# fp16 rate (NVIDIA A100 / A10 / A40 data sheets: 156 / 62.5 / 74.8 TFLOPS);
-# Volta has no TF32 and runs fp32 on CUDA cores.
-_TF32_ARCHS = ("Ampere", "Hopper")
-
-
-def peak_flops(gpu: GPUType, bytes_per_param: int) -> float:
-    """Dense peak FLOP/s for a model trained in fp16 (2) or fp32 (4)."""
-    if bytes_per_param <= 2:
-        return gpu.fp16_tflops * 1e12
-    if gpu.arch in _TF32_ARCHS:
-        return gpu.fp16_tflops / 2 * 1e12
-    return gpu.fp32_tflops * 1e12
+# the same precision rule as the data-parallel compute model (fp16, TF32 on Ampere+, fp32)
+peak_flops = peak_flops_at
 
 
 @dataclass(frozen=True, slots=True)
