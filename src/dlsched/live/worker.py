@@ -95,16 +95,16 @@ class GpuSlot:
         return {"ok": True, "incarnation": self.incarnation}
 
     def stop(self, job_id: str, segment: int) -> bool:
-        with self._lock:
-            if self._seg and self._seg["job_id"] == job_id and self._seg["segment"] == segment:
-                self._control.stop.set()
-                return True
-        return False
+        return self._signal(job_id, segment, "stop")
 
     def request_checkpoint(self, job_id: str, segment: int) -> bool:
+        return self._signal(job_id, segment, "checkpoint")
+
+    def _signal(self, job_id: str, segment: int, event: str) -> bool:
+        """Set one of the running segment's control events; False if that segment is not ours."""
         with self._lock:
             if self._seg and self._seg["job_id"] == job_id and self._seg["segment"] == segment:
-                self._control.checkpoint.set()
+                getattr(self._control, event).set()
                 return True
         return False
 

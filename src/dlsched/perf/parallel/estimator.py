@@ -155,25 +155,22 @@ class CellEstimator:
     def cell_optimum(self, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int,
                      n_stages: int) -> Cell | None:
         """Best plan inside one Cell (its stages fixed): what unpruned tuning would find."""
-        key = self._key("cell_optimum", model, batch, gpu_type, n_gpus, n_stages)
-
-        def compute():
-            if not self._feasible_shape(model, n_gpus, n_stages):
-                return None
-            r = cell_optimum(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params)
-            return None if r is None else self._make("cell_optimum", model, batch, gpu_type, n_gpus,
-                                                     r.iter_time, r.plan, r.cost)
-        return self._memo(key, compute)
+        return self._searched("cell_optimum", cell_optimum, model, batch, gpu_type, n_gpus, n_stages)
 
     def tuned(self, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int, n_stages: int) -> Cell | None:
         """The plan Cell-guided tuning (section 5.2) finds for a scheduled Cell."""
-        key = self._key("tuned", model, batch, gpu_type, n_gpus, n_stages)
+        return self._searched("tuned", tune_cell, model, batch, gpu_type, n_gpus, n_stages)
+
+    def _searched(self, kind: str, search, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int,
+                  n_stages: int) -> Cell | None:
+        """A Cell whose plan a search inside fixed stages finds (``search`` returns iter_time/plan/cost)."""
+        key = self._key(kind, model, batch, gpu_type, n_gpus, n_stages)
 
         def compute():
             if not self._feasible_shape(model, n_gpus, n_stages):
                 return None
-            r = tune_cell(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params)
-            return None if r is None else self._make("tuned", model, batch, gpu_type, n_gpus,
+            r = search(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params)
+            return None if r is None else self._make(kind, model, batch, gpu_type, n_gpus,
                                                      r.iter_time, r.plan, r.cost)
         return self._memo(key, compute)
 
