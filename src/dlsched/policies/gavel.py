@@ -26,6 +26,8 @@ given their requested type with weight 1, as if profiled there.
 
 from __future__ import annotations
 
+import time as _t
+
 import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
@@ -117,8 +119,6 @@ class Gavel(JobPolicy):
         return {j: dict(x) for j, x in self._x.items()}
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
-        import time as _t
-
         cluster = view.cluster
         self._cluster = cluster
         jobs = view.jobs
@@ -255,8 +255,6 @@ class GavelAdmission(Gavel):
         self._pending.pop(job.job_id, None)
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
-        import time as _t
-
         cluster = view.cluster
         self._cluster = cluster
         jobs = view.jobs
