@@ -48,6 +48,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
                    help="performance model pricing allocations: adaptive (large models at their best "
                         "3D-parallel plan, others by placement; default), placement, simple")
+    p.add_argument("--tier-profile", default=None, metavar="NAME|CSV",
+                   help="per-model communication overhead at the machine/rack/network tier, as a "
+                        "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
+                        "placements; or a CSV model,machine_pct,rack_pct,network_pct)")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--checkpoint-interval", type=float, default=None,
@@ -112,7 +116,7 @@ def sim_config(args) -> SimConfig:
 
 
 def perf_model(args, cluster: Cluster):
-    return default_perf_model(cluster, args.perf)
+    return default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
 
 
 def progress_bar(quiet: bool, label: str):

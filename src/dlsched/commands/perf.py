@@ -20,6 +20,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-overlap", action="store_true", help="communication does not overlap backward")
     p.add_argument("--algorithm", default="auto", choices=["auto", "ring", "tree", "hierarchical"])
     p.add_argument("--profile", default=None, help="CSV of measured iteration times (model,gpu,batch,iter_time_s)")
+    p.add_argument("--tier-profile", default=None, metavar="NAME|CSV",
+                   help="communication as a percentage of compute per tier instead of the link model "
+                        "(dlsched simulate --help)")
     p.set_defaults(func=run)
 
 
@@ -39,6 +42,10 @@ def run(args) -> int:
         cluster.type_id(args.gpu_type)  # UnknownNameError if the cluster has no such GPU
     perf = PlacementPerfModel(cluster, bucket_mb=args.bucket_mb, overlap=not args.no_overlap,
                               profile=args.profile, algorithm=args.algorithm)
+    if args.tier_profile:
+        from dlsched.perf.tier_profile import TierProfiledPerfModel
+
+        perf = TierProfiledPerfModel(perf, args.tier_profile)
     batch = args.batch or model.default_batch * args.gpus
     job = JobSpec("perf", 0.0, args.model, args.gpus, batch_size=batch, total_iterations=1, params=args.params)
     places = tier_placements(cluster, args.gpus, args.gpu_type)
@@ -53,7 +60,8 @@ def run(args) -> int:
         rows.append((tier, b, b["iteration_s"] / ref))
     title = (f"{model.name} on {args.gpus} GPUs of {cluster.name}, "
              f"global batch {batch}, bucket {args.bucket_mb:g} MB, overlap {'off' if args.no_overlap else 'on'}, "
-             f"algorithm {args.algorithm}")
+             f"algorithm {args.algorithm}"
+             + (f", tier profile {args.tier_profile}" if args.tier_profile else ""))
     header = ("tier", "iter ms", "compute ms", "comm ms (all)", "comm ms (exposed)", "comm share", "slowdown")
     cells = [(t, f"{b['iteration_s'] * 1e3:.2f}", f"{b['compute_s'] * 1e3:.2f}", f"{b['comm_total_s'] * 1e3:.2f}",
               f"{b['comm_exposed_s'] * 1e3:.2f}", f"{100 * b['comm_exposed_s'] / b['iteration_s']:.1f}%",

@@ -8,7 +8,7 @@ from dlsched.perf.base import PerfModel, SimplePerfModel
 PERF_MODELS = ("adaptive", "placement", "simple")
 
 
-def default_perf_model(cluster: Cluster, name: str = "adaptive") -> PerfModel:
+def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=None) -> PerfModel:
     """Build a perf model by name.
 
     ``adaptive`` (the default) prices the large models of the Crius zoo at
@@ -17,15 +17,51 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive") -> PerfModel:
     every other model with ``placement``, the topology-aware data-parallel
     model.  ``simple`` is the coarse FLOPs + one ring all-reduce model, kept
     as a fast reference.
+
+    ``tier_profile`` (a built-in name such as ``dally-table1``, a CSV path or a
+    ``TierProfile``) replaces the communication of the models it lists with
+    its per-tier overheads (``dlsched.perf.tier_profile``).  Under
+    ``adaptive`` it wraps the data-parallel fallback only: a large model that
+    the adaptive model prices at its 3D-parallel plan cannot take a data-
+    parallel overhead table, and listing one is an error, not ignored.
     """
+    if name not in PERF_MODELS:
+        raise ValueError(f"unknown perf model {name!r}; choose one of {', '.join(PERF_MODELS)}")
+    profile = None
+    if tier_profile is not None:
+        from dlsched.perf.tier_profile import TierProfile
+
+        profile = TierProfile.resolve(tier_profile)
+
+    def with_profile(model: PerfModel) -> PerfModel:
+        if profile is None:
+            return model
+        from dlsched.perf.tier_profile import TierProfiledPerfModel
+
+        return TierProfiledPerfModel(model, profile)
+
     if name == "simple":
-        return SimplePerfModel(cluster)
+        return with_profile(SimplePerfModel(cluster))
     from dlsched.perf.model import PlacementPerfModel
 
     if name == "placement":
-        return PlacementPerfModel(cluster)
-    if name == "adaptive":
-        from dlsched.perf.adaptive import shared_adaptive_model
+        return with_profile(PlacementPerfModel(cluster))
+    from dlsched.perf.adaptive import shared_adaptive_model
 
-        return shared_adaptive_model(cluster, fallback=PlacementPerfModel(cluster))
-    raise ValueError(f"unknown perf model {name!r}; choose one of {', '.join(PERF_MODELS)}")
+    if profile is not None:
+        _refuse_large_models(profile)
+    return shared_adaptive_model(cluster, fallback=with_profile(PlacementPerfModel(cluster)))
+
+
+def _refuse_large_models(profile) -> None:
+    from dlsched.errors import InputError
+    from dlsched.workload.models import get_model
+    from dlsched.workload.zoo_large import layer_traits
+
+    large = [m for m in profile.models() if layer_traits(get_model(m)) is not None]
+    if large:
+        one = len(large) == 1
+        raise InputError(f"{', '.join(large)} {'is' if one else 'are'} priced at the adaptive 3D-parallel "
+                         "optimum, which a per-tier data-parallel overhead cannot replace; use --perf "
+                         f"placement to price {'it' if one else 'them'} data-parallel with this profile",
+                         file=profile.name)

@@ -254,24 +254,35 @@ def tier_placements(cluster: Cluster, n_gpus: int, gpu_type: str | None = None) 
 
 
 def network_sensitivity(model: str | ModelInfo, n_gpus: int, cluster: Cluster, batch: int | None = None,
-                        perf: PlacementPerfModel | None = None, gpu_type: str | None = None) -> dict[str, float]:
+                        perf: PerfModel | None = None, gpu_type: str | None = None) -> dict[str, float]:
     """Slowdown of ``n_gpus`` data-parallel workers at each tier, relative to the machine tier.
 
     ``{"machine": 1.0, "rack": x, "network": y}`` (tiers the cluster cannot
     form are left out; without a machine-tier placement the tightest one
     present is the reference).  ``batch`` is the global batch (default: the
-    model's per-GPU default x ``n_gpus``).
+    model's per-GPU default x ``n_gpus``).  ``perf`` may be any perf model
+    (e.g. one with a tier profile, so a policy sees the world the engine
+    prices); a ``ModelInfo`` outside the zoo needs a ``PlacementPerfModel``.
     """
     perf = perf or PlacementPerfModel(cluster)
-    if isinstance(model, ModelInfo):
-        # priced as given, under its own key so a zoo model of the same name is not shadowed
-        info, name = model, f"{model.name}@given-{hash(model):x}"
-        perf._models[(name, None)] = model
+    places = tier_placements(cluster, n_gpus, gpu_type)
+    if isinstance(perf, PlacementPerfModel):
+        if isinstance(model, ModelInfo):
+            # priced as given, under its own key so a zoo model of the same name is not shadowed
+            info, name = model, f"{model.name}@given-{hash(model):x}"
+            perf._models[(name, None)] = model
+        else:
+            info, name = get_model(model), model
+        batch = batch or info.default_batch * n_gpus
+        times = {tier: perf.price_shape(name, None, batch, perf._index.shape(g)).total
+                 for tier, g in places.items()}
     else:
-        info, name = get_model(model), model
-    batch = batch or info.default_batch * n_gpus
-    times = {tier: perf.price_shape(name, None, batch, perf._index.shape(g)).total
-             for tier, g in tier_placements(cluster, n_gpus, gpu_type).items()}
+        if isinstance(model, ModelInfo):
+            raise TypeError("pricing a model outside the zoo needs a PlacementPerfModel")
+        info = get_model(model)
+        job = JobSpec("sensitivity", 0.0, model, n_gpus, batch_size=batch or info.default_batch * n_gpus,
+                      total_iterations=1)
+        times = {tier: perf.price(job, g).total for tier, g in places.items()}
     if not times:
         return {}
     ref = next(times[t] for t in TIERS if t in times)
