@@ -10,6 +10,8 @@ Figures are the vendors' data-sheet peaks, dense (no sparsity), per GPU:
 - A40: NVIDIA A40 data sheet (FP16 tensor 149.7 TFLOPS dense).
 - A100-40G / A100-80G: NVIDIA A100 data sheet, SXM (FP16 tensor 312 TFLOPS dense).
 - H100: NVIDIA H100 SXM5 data sheet (FP16 tensor 989 TFLOPS dense).
+- L20: NVIDIA L20 data sheet (48 GB GDDR6, 864 GB/s; FP16/BF16 tensor 119.5 TFLOPS dense,
+  FP32 59.8; PCIe Gen4 x16).  Ada Lovelace; in the Crius authors' revision testbed.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ GPU_TYPES: dict[str, GPUType] = {
         GPUType("A100-40G", 40, 19.5, 312.0, 1555, "Ampere"),
         GPUType("A100-80G", 80, 19.5, 312.0, 2039, "Ampere"),
         GPUType("H100", 80, 67.0, 989.0, 3350, "Hopper"),
+        GPUType("L20", 48, 59.8, 119.5, 864, "Ada"),
     )
 }
 
