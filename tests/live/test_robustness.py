@@ -47,6 +47,24 @@ def test_a_start_that_arrives_after_the_scheduler_gave_up_is_refused(tmp_path):
     assert slot.status()["state"] == "idle"  # nothing runs that the scheduler does not know of
 
 
+def test_a_stop_that_overtakes_its_start_keeps_the_segment_from_running(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("ray")
+    from dlsched.live.worker import GpuSlot
+
+    slot = GpuSlot(0)
+    seg = {"job_id": "x", "segment": 2, "rank": 0, "world_size": 1, "total_iterations": 1, "batch_size": 1,
+           "checkpoint_dir": str(tmp_path / "ck"), "checkpoint_every": 0, "master_addr": "127.0.0.1",
+           "master_port": 0, "args": {}, "script": str(EXAMPLES / "cnn_job.py"), "start_by": None}
+    assert slot.stop("x", 2) is False  # not running here (yet)
+    r = slot.start(seg)
+    assert not r["ok"] and "stopped before it started" in r["why"]
+    assert slot.status()["state"] == "idle"
+    # only that segment is barred, and only once
+    assert slot.stop("x", 1) is False and slot.request_checkpoint("x", 3) is False
+    assert ("x", 3) not in slot._stopped_early
+
+
 def test_serve_errors_are_clear_before_ray_starts(tmp_path, capsys):
     state = str(tmp_path / "st")
     assert main(["serve", "--policy", "nosuch", "--state", state]) == 2

@@ -40,6 +40,9 @@ class GpuSlot:
         self._state = "idle"  # idle | running | finished | stopped | failed
         self._error = ""
         self._thread: threading.Thread | None = None
+        # stops that reached us before their segment's start (the actor serves calls
+        # concurrently): a start for one of these must not run it
+        self._stopped_early: set[tuple[str, int]] = set()
 
     # ------------------------------------------------------------------ queries
 
@@ -73,6 +76,9 @@ class GpuSlot:
             if seg.get("start_by") is not None and time.time() > seg["start_by"]:
                 # the scheduler stopped waiting for this call and counts the segment as not started
                 return {"ok": False, "incarnation": self.incarnation, "why": "start arrived too late"}
+            if (seg["job_id"], seg["segment"]) in self._stopped_early:
+                self._stopped_early.discard((seg["job_id"], seg["segment"]))
+                return {"ok": False, "incarnation": self.incarnation, "why": "stopped before it started"}
             if self._state == "running":
                 # never two jobs on one slot: the scheduler must wait for the old segment to end
                 return {"ok": False, "incarnation": self.incarnation,
@@ -106,6 +112,10 @@ class GpuSlot:
             if self._seg and self._seg["job_id"] == job_id and self._seg["segment"] == segment:
                 getattr(self._control, event).set()
                 return True
+            if event == "stop":
+                if len(self._stopped_early) > 1024:  # segment numbers only grow; old ones never come
+                    self._stopped_early.clear()
+                self._stopped_early.add((job_id, segment))
         return False
 
     def exit(self) -> None:
