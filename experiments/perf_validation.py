@@ -14,7 +14,12 @@ from __future__ import annotations
 import argparse
 
 from dlsched.cluster.gpus import gpu_type
-from dlsched.perf.fidelity import crius_fig4, dally_rank_agreement, dally_table1, gandiva_fig1
+from dlsched.perf.fidelity import (
+    crius_fig4,
+    dally_rank_agreement,
+    dally_table1,
+    gandiva_fig1,
+)
 from dlsched.perf.interference import PackedJob, pack
 from dlsched.perf.model import TIERS
 

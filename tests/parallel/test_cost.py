@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from dlsched.cluster import Cluster
-from dlsched.perf.parallel import (CellEstimator, CostParams, Hardware, Links, Plan, StagePlan,
-                                   iteration_time, memory_per_gpu, pipeline_time)
+from dlsched.perf.parallel import (
+    CellEstimator,
+    CostParams,
+    Hardware,
+    Plan,
+    StagePlan,
+    TierLinks,
+    iteration_time,
+    memory_per_gpu,
+    pipeline_time,
+)
 from dlsched.perf.parallel.cost import StageCost
 from dlsched.workload.models import Layer, ModelInfo, get_model
 
@@ -32,7 +41,7 @@ def test_pipeline_formula_on_a_tiny_model():
                       (Layer("tfm.0", params, flops, act), Layer("tfm.1", params, flops, act)),
                       bytes_per_param=2)
     p = CostParams(efficiency=1.0, launch_s=0.0, reserved_bytes=0.0)
-    links = Links.uniform(gpus_per_node=4, intra_GBps=100, nic_Gbps=100)
+    links = TierLinks.uniform(gpus_per_node=4, intra_GBps=100, nic_Gbps=100)
     batch, B = 16, 8  # two stages -> B = 4 x 2 micro-batches of m = 2 samples
     plan = Plan((StagePlan(0, 1, 1, 1), StagePlan(1, 2, 1, 1)))
     peak, bw = 312e12, 1555e9  # A100 fp16 dense peak, HBM bandwidth
@@ -86,7 +95,7 @@ def test_wide_resnet_2b_does_not_fit_two_a100s(est):
 
 def test_iteration_time_checks_gpu_count():
     model = get_model("bert", "760M")
-    links = Links.uniform(4, 100, 100)
+    links = TierLinks.uniform(4, 100, 100)
     plan = Plan((StagePlan(0, len(model.layers), 2, 1),))
     with pytest.raises(ValueError):
         iteration_time(model, 128, "A100-40G", 4, 4, plan, links)
@@ -100,8 +109,8 @@ def test_more_gpus_are_faster_for_a_fitting_model(est):
 
 def test_hardware_from_cluster_uses_node_links():
     c = Cluster.load("crius-sim")
-    v100 = Links.from_cluster(c, "V100")
-    a10 = Links.from_cluster(c, "A10")
+    v100 = TierLinks.from_cluster(c, "V100")
+    a10 = TierLinks.from_cluster(c, "A10")
     assert v100.gpus_per_node == 16 and a10.gpus_per_node == 2
     assert v100.intra.bandwidth_Bps > a10.intra.bandwidth_Bps  # NVSwitch vs PCIe
     assert a10.rack.bandwidth_Bps == pytest.approx(200e9 / 8)  # ConnectX-6

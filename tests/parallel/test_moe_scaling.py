@@ -8,13 +8,20 @@ from __future__ import annotations
 import pytest
 
 from dlsched.cluster import Cluster
-from dlsched.perf.parallel import CellEstimator, CostParams, Hardware, Links, Plan, StagePlan
+from dlsched.perf.parallel import (
+    CellEstimator,
+    CostParams,
+    Hardware,
+    Plan,
+    StagePlan,
+    TierLinks,
+)
 from dlsched.perf.parallel.cost import expert_alltoall, plan_costs
 from dlsched.perf.parallel.profile import profile
 from dlsched.workload.models import get_model
 
 NIC_BPS = 100e9 / 8
-LINKS = Links.uniform(gpus_per_node=4, intra_GBps=100, nic_Gbps=100)
+LINKS = TierLinks.uniform(gpus_per_node=4, intra_GBps=100, nic_Gbps=100)
 
 
 @pytest.fixture(scope="module")

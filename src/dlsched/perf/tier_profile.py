@@ -32,9 +32,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from dlsched.errors import InputError, UnknownNameError
 from dlsched.inputfile import read_head
@@ -79,14 +79,14 @@ class TierProfile:
         return sorted({m for m, _ in self.rows})
 
     @classmethod
-    def builtin(cls, name: str) -> "TierProfile":
+    def builtin(cls, name: str) -> TierProfile:
         if name not in BUILTIN:
             raise UnknownNameError("tier profile", name, BUILTIN)
         return cls(name, {(get_model(m).name, None): TierOverhead(*(p / 100.0 for p in pcts))
                           for m, pcts in BUILTIN[name].items()})
 
     @classmethod
-    def resolve(cls, spec: "str | Path | TierProfile") -> "TierProfile":
+    def resolve(cls, spec: str | Path | TierProfile) -> TierProfile:
         """A built-in profile by name, or a CSV path."""
         if isinstance(spec, TierProfile):
             return spec
@@ -98,7 +98,7 @@ class TierProfile:
         return cls.load(path)
 
     @classmethod
-    def load(cls, path: str | Path) -> "TierProfile":
+    def load(cls, path: str | Path) -> TierProfile:
         source = str(path)
         read_head(Path(path), source, "tier profile CSV")
         try:
@@ -130,7 +130,7 @@ class TierProfile:
                 family = params and any(k.startswith(name.lower() + "-") for k in e.known)
                 raise InputError(e.reason, file=source, line=i, field="params" if family else "model") from None
             pcts = []
-            for tier, col in TIER_COLUMNS.items():
+            for col in TIER_COLUMNS.values():
                 raw = (r.get(col) or "").strip().rstrip("%").strip()
                 try:
                     v = float(raw)
@@ -161,7 +161,7 @@ def _canonical(model: str, params: str | None) -> str | None:
 class TierProfiledPerfModel(PerfModel):
     """A base model whose communication, for the profiled models, comes from a tier table."""
 
-    def __init__(self, base: PerfModel, profile: "str | Path | TierProfile"):
+    def __init__(self, base: PerfModel, profile: str | Path | TierProfile):
         super().__init__(base.cluster)
         self.base = base
         self.profile = TierProfile.resolve(profile)

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from dlsched.cluster.topology import LinkCost
 from dlsched.perf.collectives import ring_allreduce, ring_reduce_scatter, sendrecv_time
-from dlsched.perf.parallel.hardware import Hardware, Links, peak_flops
+from dlsched.perf.parallel.hardware import Hardware, TierLinks, peak_flops
 from dlsched.perf.parallel.plan import Plan
 from dlsched.perf.parallel.profile import ModelProfile, profile
 from dlsched.workload.models import ModelInfo
@@ -109,7 +109,7 @@ def allgather(nbytes: float, n: int, link: LinkCost, count: float = 1.0, share: 
     return ring_reduce_scatter(nbytes, n, _link(link, count, share))
 
 
-def expert_alltoall(nbytes: float, ep: int, stride: int, offset: int, node_gpus: int, links: Links,
+def expert_alltoall(nbytes: float, ep: int, stride: int, offset: int, node_gpus: int, links: TierLinks,
                     count: float = 1.0) -> float:
     """All-to-alls of an expert-parallel group: ``ep`` ranks ``offset + k * stride``.
 
@@ -170,7 +170,7 @@ def stage_cost(prof: ModelProfile, hw: Hardware, a: int, b: int, dp: int, tp: in
         return None
     pe = prof.total(prof.expert_params, a, b)
     ep = min(dp, prof.max_experts_shard) if prof.max_experts_shard else dp  # expert-parallel degree
-    links: Links = hw.links
+    links: TierLinks = hw.links
     gpn = links.gpus_per_node
     pd = prof.total(prof.dense_params, a, b)
     shard_params = pd / tp + pe / (tp * ep)
@@ -269,7 +269,7 @@ def plan_time(model: ModelInfo, batch: float, plan: Plan, hw: Hardware,
 
 
 def iteration_time(model: ModelInfo, batch: float, gpu_type: str, gpus_per_node: int, n_gpus: int,
-                   plan: Plan, links: Links, params: CostParams = DEFAULT_PARAMS) -> float | None:
+                   plan: Plan, links: TierLinks, params: CostParams = DEFAULT_PARAMS) -> float | None:
     """Seconds per iteration of ``model`` at global ``batch`` on ``n_gpus`` GPUs with ``plan``.
 
     None when the plan does not fit (OOM) or its degrees are unusable.  The

@@ -20,11 +20,16 @@ from dataclasses import dataclass
 from dlsched.cluster.gpus import gpu_type as lookup_gpu
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.parallel.cost import DEFAULT_PARAMS, CostParams, plan_time
-from dlsched.perf.parallel.hardware import Hardware, Links
+from dlsched.perf.parallel.hardware import Hardware, TierLinks
 from dlsched.perf.parallel.partition import stage_counts
 from dlsched.perf.parallel.plan import Plan, StagePlan
 from dlsched.perf.parallel.profile import profile
-from dlsched.perf.parallel.search import cell_optimum, estimate_cell, optimal_plan, tune_cell
+from dlsched.perf.parallel.search import (
+    cell_optimum,
+    estimate_cell,
+    optimal_plan,
+    tune_cell,
+)
 from dlsched.workload.models import ModelInfo
 
 
@@ -70,7 +75,7 @@ class CellEstimator:
             canonical = lookup_gpu(gpu_type).name
             hw = self._hw.get(canonical)
             if hw is None:
-                hw = Hardware.of(canonical, Links.from_cluster(self.cluster, canonical))
+                hw = Hardware.of(canonical, TierLinks.from_cluster(self.cluster, canonical))
                 self._hw[canonical] = hw
             self._hw[gpu_type] = hw
         return hw

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlsched.cluster.gpus import GPUType, gpu_type as lookup_gpu
+from dlsched.cluster.gpus import GPUType
+from dlsched.cluster.gpus import gpu_type as lookup_gpu
 from dlsched.cluster.topology import Cluster, LinkCost, Tier
 from dlsched.perf.compute import peak_flops_at
 
@@ -20,7 +21,7 @@ peak_flops = peak_flops_at
 
 
 @dataclass(frozen=True, slots=True)
-class Links:
+class TierLinks:
     """Link costs of a consolidated allocation, by tier."""
 
     intra: LinkCost  # inside a node
@@ -48,15 +49,15 @@ class Links:
 
     @staticmethod
     def uniform(gpus_per_node: int, intra_GBps: float, nic_Gbps: float, nodes_per_rack: int = 8,
-                intra_latency_us: float = 2.0, net_latency_us: float = 5.0) -> "Links":
+                intra_latency_us: float = 2.0, net_latency_us: float = 5.0) -> TierLinks:
         """Hand-made links (tests, notebooks): one intra-node figure, one NIC figure."""
         intra = LinkCost(intra_GBps * 1e9, intra_latency_us * 1e-6)
         nic = LinkCost(nic_Gbps * 1e9 / 8, net_latency_us * 1e-6)
-        return Links(intra, nic, nic, gpus_per_node, nodes_per_rack)
+        return TierLinks(intra, nic, nic, gpus_per_node, nodes_per_rack)
 
     @staticmethod
-    def from_cluster(cluster: Cluster, gpu_type: str) -> "Links":
-        """Links of ``gpu_type``'s nodes in ``cluster`` (its first node group of that type)."""
+    def from_cluster(cluster: Cluster, gpu_type: str) -> TierLinks:
+        """Link costs of ``gpu_type``'s nodes in ``cluster`` (its first node group of that type)."""
         t = cluster.type_id(gpu_type)
         node = next(n for n in cluster.nodes if cluster.node_type[n.id] == t)
         if node.num_gpus > 1:
@@ -64,8 +65,8 @@ class Links:
         else:  # a one-GPU node never talks inside itself; any finite figure will do
             intra = cluster.link(Tier.NVLINK, node.id)
         rack_nodes = cluster.rack_nodes[int(cluster.node_rack[node.id])]
-        return Links(intra, cluster.link(Tier.RACK, node.id), cluster.link(Tier.NETWORK, node.id),
-                     node.num_gpus, int(len(rack_nodes)))
+        return TierLinks(intra, cluster.link(Tier.RACK, node.id), cluster.link(Tier.NETWORK, node.id),
+                     node.num_gpus, len(rack_nodes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,13 +74,13 @@ class Hardware:
     """A GPU type and its links: everything a plan's cost depends on besides the model."""
 
     gpu: GPUType
-    links: Links
+    links: TierLinks
 
     @property
     def gpus_per_node(self) -> int:
         return self.links.gpus_per_node
 
     @staticmethod
-    def of(gpu_type: str | GPUType, links: Links) -> "Hardware":
+    def of(gpu_type: str | GPUType, links: TierLinks) -> Hardware:
         g = gpu_type if isinstance(gpu_type, GPUType) else lookup_gpu(gpu_type)
         return Hardware(g, links)
