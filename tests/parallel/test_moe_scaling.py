@@ -89,7 +89,7 @@ def test_crius_fig4a_shape_moe_does_not_scale_linearly_across_a100_nodes(est):
     100 Gb/s NIC) MoE-1.3B's cross-node all-to-all costs more than its compute, so
     its best 16-GPU plan keeps expert parallelism inside a node and pipelines
     across nodes, like the dense models; it then scales *worse* than GPT-1.3B
-    because its fixed per-micro-batch costs weigh more on its 4.6x smaller
+    because its fixed per-micro-batch costs weigh more on its 3.4x smaller
     compute.  Crius's "MoE-1.3B scales up linearly" is not reproduced."""
     moe = get_model("moe", "1.3B")
     e_moe, e_gpt = _efficiency(est, "moe-1.3b", 128, 16), _efficiency(est, "gpt-1.3b", 128, 16)
@@ -105,4 +105,4 @@ def test_crius_fig4a_shape_moe_does_not_scale_linearly_across_a100_nodes(est):
     hw = est.hardware("A100-40G")
     dp16 = plan_costs(moe, 128, Plan((StagePlan(0, len(moe.layers), 16, 1),)), hw)[0]
     assert dp16.micro - dp16.compute > dp16.compute
-    assert est.dp_only(moe, 128, "A100-40G", 16).iter_time > 2 * est.optimum(moe, 128, "A100-40G", 16).iter_time
+    assert est.dp_only(moe, 128, "A100-40G", 16).iter_time > 1.5 * est.optimum(moe, 128, "A100-40G", 16).iter_time

@@ -3,7 +3,8 @@
 Per stage and micro-batch (m samples, m / dp per data-parallel replica):
 
 - compute: 4 x forward FLOPs (forward, recomputed forward under remat, and a
-  backward of twice the forward) / (tp x peak x efficiency);
+  backward of twice the forward) / (tp x peak x efficiency), the efficiency
+  keyed by GPU architecture and model family (``compute_efficiency``);
 - weight streaming: the stage's weight shard is read from GPU memory three
   times (forward, recompute, backward), which is what makes tiny per-replica
   batches memory-bound and favours tensor parallelism there;
@@ -52,8 +53,9 @@ from dlsched.workload.models import ModelInfo
 
 @dataclass(frozen=True, slots=True)
 class CostParams:
-    # Fraction of dense peak XLA-compiled large GEMMs/convolutions sustain.
-    # Alpa's GPT runs reach roughly half of V100 peak (Zheng et al. 2022, sec. 8.1).
+    # Fraction of dense peak XLA-compiled large Transformer GEMMs sustain (over the 4 forward
+    # passes counted; 0.375 over the usual 3).  Alpa's GPT runs reach roughly half of V100 peak
+    # (Zheng et al. 2022, sec. 8.1).  Other families scale it (``compute_efficiency``).
     efficiency: float = 0.5
     launch_s: float = 20e-6  # per operator and pass (kernel launches, small ops)
     state_bytes_per_param: float = 16.0  # mixed-precision Adam (ZeRO, sec. 3.1)
@@ -86,6 +88,26 @@ class CostParams:
 
 
 DEFAULT_PARAMS = CostParams()
+
+
+def compute_efficiency(gpu, family: str, bytes_per_param: int, params: CostParams = DEFAULT_PARAMS) -> float:
+    """Achieved fraction of ``gpu``'s peak for a model family, under ``params``' remat accounting.
+
+    ``params.efficiency`` is the Transformer figure; other families take the
+    ratio the data-parallel compute model keys by (architecture, family)
+    (``dlsched.perf.compute.efficiency``: MoE about 0.75 of a Transformer,
+    fp32 CNNs 0.33 on Ampere's TF32 and 1.7 on Volta's CUDA cores, where
+    Transformers lose their tensor-core advantage), so one table sets how the
+    families compare on every GPU type.  Checked against the Crius authors'
+    measured single-GPU Alpa runs (experiments/crius/measured_scaling.py):
+    MoE at 0.66 and WideResNet at 0.16 of BERT's efficiency on the H100
+    (0.71 and 0.29 here) and 0.72 and 0.52 on the L20 (1.0 here: the table
+    has no Ada entry, and we do not take one from the runs we compare with).
+    """
+    from dlsched.perf.compute import efficiency
+
+    ratio = efficiency(gpu, family, bytes_per_param) / efficiency(gpu, "transformer", 2)
+    return params.efficiency * ratio
 
 
 # ----------------------------------------------------------------------------- collectives
@@ -175,7 +197,7 @@ def stage_cost(prof: ModelProfile, hw: Hardware, a: int, b: int, dp: int, tp: in
     pd = prof.total(prof.dense_params, a, b)
     shard_params = pd / tp + pe / (tp * ep)
     bpp = prof.bytes_per_param
-    peak = peak_flops(hw.gpu, bpp) * params.efficiency
+    peak = peak_flops(hw.gpu, bpp) * compute_efficiency(hw.gpu, prof.family, bpp, params)
 
     compute = params.forward_passes * prof.total(prof.flops, a, b) * mb / (tp * peak)
     stream = 3 * shard_params * bpp / (hw.gpu.mem_bw_gbs * 1e9)

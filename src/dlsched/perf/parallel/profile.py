@@ -43,6 +43,7 @@ class ModelProfile:
     """Prefix sums over a model's operators (index i = sum over operators < i)."""
 
     name: str
+    family: str  # the zoo's family (transformer, moe, cnn): picks the compute efficiency
     n_layers: int
     bytes_per_param: int
     flops: np.ndarray  # forward FLOPs per sample
@@ -95,6 +96,7 @@ def _build(model: ModelInfo) -> ModelProfile:
         table[a, a:] = np.maximum.accumulate(ws[a:])
     return ModelProfile(
         name=model.name,
+        family=model.family,
         n_layers=n,
         bytes_per_param=model.bytes_per_param,
         flops=_prefix([lyr.fwd_flops for lyr in layers]),
