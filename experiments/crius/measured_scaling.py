@@ -26,6 +26,7 @@ from dlsched.cluster import Cluster
 from dlsched.cluster.gpus import gpu_type
 from dlsched.errors import UnknownNameError
 from dlsched.perf.parallel import CellEstimator
+from dlsched.perf.parallel.cost import compute_efficiency
 from dlsched.workload.models import get_model
 
 CSV = Path(__file__).resolve().parent / "data" / "arena_revision_iter_times.csv"
@@ -150,6 +151,11 @@ def report(est: CellEstimator, rows: list[Measured], quiet: bool = False) -> Non
         except UnknownNameError:
             print(f"  {name}: not in the cluster")
     print(f"Cost params: {est.params}")
+    for name in sorted({gpu_type(r.gpu).name for r in rows}):
+        g = gpu_type(name)
+        effs = ", ".join(f"{fam} {compute_efficiency(g, fam, 4 if fam == 'cnn' else 2, est.params):.3f}"
+                         for fam in ("transformer", "moe", "cnn"))
+        print(f"  compute efficiency on {name} (over 4 forward passes): {effs}")
     print("Ours: CellEstimator.optimum (full-space adaptive optimum), consolidated allocation\n")
 
     priced, unpriced = compare(rows, est)
