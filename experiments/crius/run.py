@@ -135,7 +135,7 @@ def main() -> None:
                     help="stop the sim run here (jobs still active count as unfinished)")
     ap.add_argument("--iter-div", type=int, default=100, help="testbed: divide iterations by this")
     ap.add_argument("--ddl-scale", type=float, default=10.0,
-                    help="stretch deadline slack (arena deadlines are ~5x tighter than our perf model)")
+                    help="stretch deadline slack (arena deadlines are ~7x tighter than our perf model)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--render", type=Path, default=None, help="print the tables of a saved results JSON")
     args = ap.parse_args()

@@ -15,8 +15,8 @@
   repeating the arena trace with shifted arrivals (speed benchmark).
 
 ``ddl_scale`` stretches every deadline's slack: the arena deadlines are
-about 5x tighter than our perf model's iteration times allow (median slack
-0.18x the job's run time on its request), so unscaled nearly every job is
+about 7x tighter than our perf model's iteration times allow (median slack
+0.14x the job's run time at the optimum on its request), so unscaled nearly every job is
 infeasible and Crius-DDL drops them all.
 
 The trace lives in shared data; callers skip when it is absent.
