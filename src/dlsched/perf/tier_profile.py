@@ -39,6 +39,7 @@ from pathlib import Path
 from dlsched.errors import InputError, UnknownNameError
 from dlsched.inputfile import read_head
 from dlsched.perf.base import IterCost, PerfModel
+from dlsched.perf.model import tier_name
 from dlsched.perf.reference import DALLY_TABLE1
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
@@ -183,8 +184,6 @@ class TierProfiledPerfModel(PerfModel):
         hit = self._exact.get(key)
         if hit is not None:
             return hit
-        from dlsched.perf.model import tier_name
-
         compute = self.base.price(job, gpus, plan).compute
         comm = compute * over.at(tier_name(self.cluster.tier(list(gl))))
         cost = IterCost(compute + comm, compute, comm)
@@ -195,8 +194,6 @@ class TierProfiledPerfModel(PerfModel):
 
     def comm_breakdown(self, job: JobSpec, gpus: Sequence[int]) -> dict:
         """Same keys as ``PlacementPerfModel.comm_breakdown``; a profiled overhead is all exposed."""
-        from dlsched.perf.model import tier_name
-
         gl = list(gpus.tolist() if hasattr(gpus, "tolist") else gpus)
         if self.overhead(job) is None and hasattr(self.base, "comm_breakdown"):
             return self.base.comm_breakdown(job, gl)

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from dlsched.cluster.topology import LinkCost
 from dlsched.perf.collectives import ring_allreduce, ring_reduce_scatter, sendrecv_time
+from dlsched.perf.compute import efficiency
 from dlsched.perf.parallel.hardware import Hardware, TierLinks, peak_flops
 from dlsched.perf.parallel.plan import Plan
 from dlsched.perf.parallel.profile import ModelProfile, profile
@@ -104,10 +105,15 @@ def compute_efficiency(gpu, family: str, bytes_per_param: int, params: CostParam
     (0.71 and 0.29 here) and 0.72 and 0.52 on the L20 (1.0 here: the table
     has no Ada entry, and we do not take one from the runs we compare with).
     """
-    from dlsched.perf.compute import efficiency
-
-    ratio = efficiency(gpu, family, bytes_per_param) / efficiency(gpu, "transformer", 2)
+    # every stage_cost asks, so the ratio is looked up once per (GPU type, family, precision)
+    key = (gpu.name, family, bytes_per_param)
+    ratio = _FAMILY_RATIO.get(key)
+    if ratio is None:
+        ratio = _FAMILY_RATIO[key] = efficiency(gpu, family, bytes_per_param) / efficiency(gpu, "transformer", 2)
     return params.efficiency * ratio
+
+
+_FAMILY_RATIO: dict[tuple[str, str, int], float] = {}
 
 
 # ----------------------------------------------------------------------------- collectives

@@ -134,9 +134,7 @@ class CellEstimator:
             return hit
 
         def compute():
-            cells = [self.cell(model, batch, gpu_type, n_gpus, s)
-                     for s in stage_counts(n_gpus, profile(model).n_layers)]
-            cells = [c for c in cells if c is not None]
+            cells = self.cells(model, batch, gpu_type, n_gpus)
             return min(cells, key=lambda c: (c.iter_time, c.n_stages)) if cells else None
         return self._memo(key, compute)
 
