@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 from dlsched.cluster.topology import Cluster
-from dlsched.errors import InputError
+from dlsched.commands._argtypes import (non_negative_float, non_negative_int, positive_float,
+                                        positive_int)
+from dlsched.commands._jobs import DEFAULT_DAYS, DEFAULT_JOBS
 from dlsched.perf.default import PERF_MODELS, default_perf_model
 from dlsched.sim.engine import SimConfig
 
 DEFAULT_CLUSTER = "crius-sim"
-# the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
-DEFAULT_JOBS = 13000
-DEFAULT_DAYS = 14.0
-SHOW_SKIPPED = 20  # skipped rows listed on the terminal; the results keep all of them
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+_ENGINE_DEFAULTS = SimConfig()
 
 
 def add_input_args(p: argparse.ArgumentParser) -> None:
@@ -39,12 +26,17 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="auto", help="trace format (default: detect)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="skip malformed or infeasible rows, reporting how many and why")
+    p.add_argument("--fit-requests", action="store_true",
+                   help="a request whose model does not fit in GPU memory on its GPUs is doubled (up to "
+                        "16 GPUs) until it does; each change is listed in summary.json (default: such "
+                        "a request is an error, or skipped with --skip-bad-rows)")
     p.add_argument("--jobs", type=positive_int, default=None,
                    help=f"synthetic: number of jobs (default {DEFAULT_JOBS}); trace: keep the first N")
-    p.add_argument("--days", type=float, default=None,
+    p.add_argument("--days", type=positive_float, default=None,
                    help=f"synthetic: span of arrivals in days (default: {DEFAULT_DAYS:g} x jobs / {DEFAULT_JOBS}, "
                         "the benchmark trace's arrival rate)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (synthetic trace and policies)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="random seed, 0 or more (synthetic trace and policies)")
     p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
                    help="performance model pricing allocations: adaptive (large models at their best "
                         "3D-parallel plan, others by placement; default), placement, simple")
@@ -53,66 +45,48 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
                         "placements; or a CSV model,machine_pct,rack_pct,network_pct)")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
-    p.add_argument("--max-time", type=float, default=None, help="stop the simulation at this time (s)")
-    p.add_argument("--checkpoint-interval", type=float, default=None,
+    p.add_argument("--max-time", type=positive_float, default=None, help="stop the simulation at this time (s)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_option_arg(p)
+    add_engine_args(p)
+
+
+def add_option_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="policy option, repeatable (see `dlsched policies` for each policy's options)")
+
+
+def add_engine_args(p: argparse.ArgumentParser) -> None:
+    """The engine's costs (``SimConfig``); every value is written to summary.json under params.sim."""
+    g = p.add_argument_group("engine costs")
+    d = _ENGINE_DEFAULTS
+    g.add_argument("--start-overhead", type=non_negative_float, default=d.start_overhead_s, metavar="S",
+                   help=f"seconds before a job first makes progress (default {d.start_overhead_s:g})")
+    g.add_argument("--restore-base", type=non_negative_float, default=d.restore_base_s, metavar="S",
+                   help=f"resume, migrate or resize: fixed seconds (default {d.restore_base_s:g})")
+    g.add_argument("--restore-per-gb", type=non_negative_float, default=d.restore_s_per_gb, metavar="S",
+                   help=f"... plus seconds per GB of model state (default {d.restore_s_per_gb:g})")
+    g.add_argument("--checkpoint-interval", type=positive_float, default=d.checkpoint_interval_s, metavar="S",
                    help="seconds between checkpoints; preemption loses work since the last one "
                         "(default: checkpoint at preemption)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def load_cluster(name: str) -> Cluster:
     return Cluster.load(name)
 
 
-def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
-    """Jobs from a trace or the generator, checked against the cluster; returns (jobs, info)."""
-    from dlsched.workload.validate import check_jobs
-
-    if args.trace:
-        from dlsched.workload.readers import read_trace
-
-        load = read_trace(args.trace, fmt=args.format, skip_bad_rows=args.skip_bad_rows)
-        jobs, skipped, source = load.jobs, list(load.skipped), load.source
-        if args.jobs is not None:
-            jobs = jobs[:args.jobs]
-        info = {"trace": args.trace, "format": args.format}
-    else:
-        from dlsched.workload.synthetic import philly_like
-
-        n = args.jobs or DEFAULT_JOBS
-        days = args.days if args.days is not None else DEFAULT_DAYS * n / DEFAULT_JOBS
-        if not (days > 0 and math.isfinite(days)):
-            raise InputError(f"--days must be positive (and finite), got {days}")
-        jobs = philly_like(cluster, n_jobs=n, days=days, seed=args.seed)
-        skipped, source = [], "synthetic"
-        info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
-    jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
-    skipped = sorted([*skipped, *bad], key=lambda r: r.line)
-    if skipped:
-        by_field: dict[str, int] = {}
-        for s in skipped:
-            by_field[s.field] = by_field.get(s.field, 0) + 1
-        counts = ", ".join(f"{n} on field '{f}'" if f else f"{n} malformed"
-                           for f, n in sorted(by_field.items(), key=lambda kv: (-kv[1], kv[0])))
-        print(f"dlsched: skipped {len(skipped)} row{'s' if len(skipped) != 1 else ''} of {source} "
-              f"({counts}):", file=sys.stderr)
-        for s in skipped[:SHOW_SKIPPED]:
-            where = f"line {s.line}, field '{s.field}'" if s.field else f"line {s.line}"
-            print(f"  {where}: {s.reason}", file=sys.stderr)
-        if len(skipped) > SHOW_SKIPPED:
-            print(f"  ... and {len(skipped) - SHOW_SKIPPED} more (all listed in summary.json under "
-                  "params.skipped)", file=sys.stderr)
-        info["skipped_rows"] = len(skipped)
-        info["skipped_by_field"] = by_field
-        info["skipped"] = [{"line": s.line, "field": s.field, "reason": s.reason} for s in skipped]
-    if not jobs:
-        raise InputError("no jobs to simulate", file=source)
-    return jobs, info
-
-
 def sim_config(args) -> SimConfig:
     return SimConfig(seed=args.seed, debug=args.debug, max_time=args.max_time,
-                     checkpoint_interval_s=args.checkpoint_interval)
+                     checkpoint_interval_s=args.checkpoint_interval, start_overhead_s=args.start_overhead,
+                     restore_base_s=args.restore_base, restore_s_per_gb=args.restore_per_gb)
+
+
+def policy_options(option_pairs: list[str], names: list[str]) -> dict[str, dict]:
+    """Typed ``--option`` values per policy name (InputError on an unknown key or a bad value)."""
+    from dlsched.policies.options import assign_options, split_pairs
+    from dlsched.policies.registry import policy_options as declared
+
+    return assign_options(split_pairs(option_pairs), {n: declared(n) for n in names})
 
 
 def perf_model(args, cluster: Cluster):

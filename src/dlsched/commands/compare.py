@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 from dlsched.commands import _common as c
+from dlsched.errors import InputError
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="run several policies on the same input and compare",
                        description="Run each policy on the same cluster and jobs; print one table. "
-                                   "Each policy's results go to OUT/<policy>/.")
+                                   "Each policy's results go to OUT/<policy>/. An --option KEY=VALUE "
+                                   "goes to every policy that has KEY; POLICY.KEY=VALUE to one.")
     c.add_input_args(p)
     p.add_argument("--policies", default="fcfs,fcfs-backfill",
                    help="comma-separated policy names (default fcfs,fcfs-backfill)")
@@ -20,27 +22,38 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from dlsched.policies.registry import make_policy
-    from dlsched.report.io import write_results
+    from dlsched.commands._jobs import load_jobs
+    from dlsched.commands._preflight import check_out_dir
+    from dlsched.policies.registry import make_policy, used_options
+    from dlsched.report.io import strict_json, write_results
     from dlsched.report.tables import print_summaries
     from dlsched.sim.engine import Simulator
 
     names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
-    policies = [make_policy(n) for n in names]  # fail on a bad name before any work
+    if not names:
+        raise InputError(f"no policy names in {args.policies!r}; give e.g. fcfs,crius "
+                         "(`dlsched policies` lists them)", field="--policies")
+    check_out_dir(args.out)
+    for name in names:
+        check_out_dir(f"{args.out}/{name}")
+    options = c.policy_options(args.option, names)
+    policies = [make_policy(n, **options[n]) for n in names]  # fail on a bad name before any work
     cluster = c.load_cluster(args.cluster)
-    jobs, info = c.load_jobs(args, cluster)
     perf = c.perf_model(args, cluster)
+    jobs, info = load_jobs(args, cluster, perf)
     summaries = {}
     for name, policy in zip(names, policies):
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
             result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args)).run(progress=cb)
         write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
-                      {**result.params, **info}, timings=result.stats)
+                      {**result.params, **info, "policy_options": used_options(name, options[name])},
+                      timings=result.stats)
         summaries[name] = result.summary
+    (Path(args.out) / "compare.json").write_text(strict_json(
+        {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info,
+                    "policy_options": {n: used_options(n, options[n]) for n in names}},
+         "summaries": summaries}))
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries(summaries)
-    (Path(args.out) / "compare.json").write_text(
-        json.dumps({"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info},
-                    "summaries": summaries}, indent=2, sort_keys=True) + "\n")
     return 0

@@ -10,7 +10,7 @@ def add_parser(sub) -> None:
                        description="Simulate one scheduling policy on a trace or a synthetic workload. "
                                    "Writes jobs.csv, series.csv and summary.json to --out.")
     c.add_input_args(p)
-    p.add_argument("--policy", default="fcfs", help="scheduling policy (see `dlsched simulate --list`)")
+    p.add_argument("--policy", default="fcfs", help="scheduling policy (see `dlsched policies`)")
     p.add_argument("--out", default="runs/latest", help="results directory (default runs/latest)")
     p.add_argument("--list", action="store_true", help="list policies and shipped clusters, then exit")
     p.set_defaults(func=run)
@@ -18,7 +18,9 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from dlsched.cluster.spec import shipped_specs
-    from dlsched.policies.registry import make_policy, policy_names
+    from dlsched.commands._jobs import load_jobs
+    from dlsched.commands._preflight import check_out_dir
+    from dlsched.policies.registry import make_policy, policy_names, used_options
     from dlsched.report.io import write_results
     from dlsched.report.tables import print_summaries
     from dlsched.sim.engine import Simulator
@@ -27,13 +29,17 @@ def run(args) -> int:
         print("policies:", ", ".join(policy_names()))
         print("clusters:", ", ".join(shipped_specs()))
         return 0
+    # everything the user typed is checked before the (possibly long) run
+    check_out_dir(args.out)
+    options = c.policy_options(args.option, [args.policy])[args.policy]
+    policy = make_policy(args.policy, **options)
     cluster = c.load_cluster(args.cluster)
-    policy = make_policy(args.policy)
-    jobs, info = c.load_jobs(args, cluster)
-    sim = Simulator(cluster, policy, jobs, perf=c.perf_model(args, cluster), config=c.sim_config(args))
+    perf = c.perf_model(args, cluster)
+    jobs, info = load_jobs(args, cluster, perf)
+    sim = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args))
     with c.progress_bar(args.quiet, f"{policy.name} on {cluster.name}") as cb:
         result = sim.run(progress=cb)
-    params = {**result.params, **info}
+    params = {**result.params, **info, "policy_options": used_options(args.policy, options)}
     out = write_results(args.out, result.records, result.series, result.summary, params,
                         timings=result.stats)
     print(cluster.describe())

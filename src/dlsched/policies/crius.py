@@ -46,6 +46,7 @@ from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, 
 from dlsched.policies.crius_common import (CRIUS_REPLAN, MAX_GPUS_PER_JOB, Shape, ShapeTable,
                                            apply_targets, replan_overhead, resolve_type, shape_of)
 from dlsched.policies.crius_search import VirtualCluster, best_grow, best_release
+from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
@@ -64,6 +65,21 @@ def crius_counts(n_g: int, adaptive: bool = True) -> list[int]:
 @register("crius")
 class Crius(JobPolicy):
     name = "crius"
+    summary = "Cell-based scheduling with adaptive parallelism on heterogeneous GPUs (Algorithm 1)"
+    paper = "Xue et al., A Codesign of Scheduling and Parallelization for Large Model Training in Heterogeneous Clusters"
+    options = (
+        PolicyOption("round_s", float, 300.0, "scheduling round in seconds (section 7: 5 minutes)", positive=True),
+        PolicyOption("depth", int, 3, "ScaleResource search depth: running jobs moved per choice (section 8.4)",
+                     minimum=0),
+        PolicyOption("beam", int, 4, "choices kept per search level", minimum=1),
+        PolicyOption("window", int, 32, "pending jobs re-tried per round past the head", minimum=1),
+        PolicyOption("move_penalty", float, 0.02, "throughput share a move must win back", minimum=0.0),
+        PolicyOption("grow_min_gain", float, 0.05, "least gain for growing a running job on idle GPUs",
+                     minimum=0.0),
+        PolicyOption("on_events", bool, True, "schedule on arrivals and departures too, not only in rounds"),
+        PolicyOption("crowded_per_gpu", bool, True, "while jobs wait, pick shapes by throughput per GPU"),
+        PolicyOption("fewest_moves", bool, False, "free GPUs with the fewest moves that suffice"),
+    )
     adaptive = True  # GPU-count scaling (off in Crius-NA)
     heterogeneous = True  # GPU-type scaling (off in Crius-NH)
     deadline_aware = False
@@ -399,6 +415,7 @@ class CriusNA(Crius):
     """Ablation without adaptivity scaling: every job keeps its requested GPU count (section 8.6)."""
 
     name = "crius-na"
+    summary = "Crius without adaptivity scaling: every job keeps its requested GPU count (ablation, 8.6)"
     adaptive = False
 
 
@@ -407,6 +424,7 @@ class CriusNH(Crius):
     """Ablation without heterogeneity scaling: every job stays on its requested GPU type (section 8.6)."""
 
     name = "crius-nh"
+    summary = "Crius without heterogeneity scaling: every job stays on its requested GPU type (ablation, 8.6)"
     heterogeneous = False
 
 
@@ -423,6 +441,7 @@ class CriusDDL(Crius):
     """
 
     name = "crius-ddl"
+    summary = "deadline-aware Crius: shapes must meet the job's deadline; hopeless jobs are dropped (8.5)"
     deadline_aware = True
 
     def _remaining(self, view: ClusterView, jid: str) -> float:

@@ -159,24 +159,20 @@ def fit_requests(jobs, cluster: Cluster, estimator) -> tuple[list, list]:
 
     The arena trace draws GPU counts at random (Crius section 8.1), so a few
     requests cannot hold their model (e.g. MoE-10B on 4x A100-40G).  A user
-    would have asked for more: the count is doubled (up to 16) until the
-    optimum fits.  Jobs that fit nowhere within 16 GPUs of their type are
-    returned separately and left out, since FCFS-like baselines would hold
-    them forever.  Returns (kept, removed).
+    would have asked for more: ``dlsched.workload.fitting`` doubles the count
+    (up to 16) until the optimum fits on the requested type (any type when
+    unpinned).  Jobs that fit nowhere within 16 GPUs are returned separately
+    and left out, since FCFS-like baselines would hold them forever.
+    Returns (kept, removed).
     """
+    from dlsched.workload.fitting import fit_requests as grow_to_fit
     from dlsched.workload.models import get_model
 
-    kept, removed = [], []
-    for spec in jobs:
+    def runs(spec, n: int) -> bool:
         t = resolve_type(cluster, spec.gpu_type)
         names = [cluster.gpu_types[t].name] if t is not None else [g.name for g in cluster.gpu_types]
         model = get_model(spec.model, spec.params)
-        n = spec.num_gpus
-        while n <= MAX_GPUS_PER_JOB and not any(estimator.optimum(model, spec.batch_size, nm, n)
-                                                 for nm in names):
-            n *= 2
-        if n > MAX_GPUS_PER_JOB:
-            removed.append(spec)
-        else:
-            kept.append(spec if n == spec.num_gpus else spec.with_(num_gpus=n))
-    return kept, removed
+        return any(estimator.optimum(model, spec.batch_size, nm, n) for nm in names)
+
+    fit = grow_to_fit(jobs, runs, grow=True, cap=MAX_GPUS_PER_JOB)
+    return fit.jobs, [b.job for b in fit.bad]

@@ -29,6 +29,7 @@ from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, apply_targets, power_counts,
                                            queued_jobs, replan_overhead, resolve_type)
+from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
@@ -36,6 +37,13 @@ from dlsched.workload.models import get_model
 @register("elasticflow-ls")
 class ElasticFlowLS(JobPolicy):
     name = "elasticflow-ls"
+    summary = "elastic homogeneous scheduling: minimum satisfactory share, then greedy marginal-return growth"
+    paper = "Gu et al., ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning, ASPLOS 2023"
+    options = (
+        PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),
+        PolicyOption("loosen", float, None, "deadline loosening factor (none: ignore deadlines, as LS)",
+                     positive=True, optional=True),
+    )
 
     def __init__(self, round_s: float = 300.0, loosen: float | None = None):
         self.period = round_s

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dlsched.cluster.placement import pick_gpus
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
+from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 
 
@@ -31,6 +32,10 @@ def _type_id(view: ClusterView, job: JobState) -> int | None:
 @register("fcfs")
 class FCFS(JobPolicy):
     name = "fcfs"
+    summary = "first come, first served; stops at the first queued job that does not fit"
+    paper = "-"
+    options = (PolicyOption("window", int, 200, "queued jobs looked at past the first blocked one "
+                            "(backfill only)", minimum=1),)
     backfill = False
 
     def __init__(self, window: int = 200):
@@ -147,4 +152,6 @@ class FCFS(JobPolicy):
 @register("fcfs-backfill")
 class FCFSBackfill(FCFS):
     name = "fcfs-backfill"
+    summary = "FCFS with EASY backfilling: later jobs jump ahead if they do not delay the head's reservation"
+    paper = "Lifka, The ANL/IBM SP scheduling system, JSSPP 1995"
     backfill = True

@@ -36,6 +36,7 @@ from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, apply_targets,
                                            replan_overhead, resolve_type, shape_of)
+from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
@@ -68,6 +69,9 @@ def solve_max_throughput(weights: list[dict[int, float]], sizes: list[int], capa
 @register("gavel")
 class Gavel(JobPolicy):
     name = "gavel"
+    summary = "heterogeneity-aware round-based time sharing from an LP over time fractions (max sum throughput)"
+    paper = "Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads, OSDI 2020"
+    options = (PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),)
 
     def __init__(self, round_s: float = 300.0):
         self.period = round_s
@@ -235,6 +239,10 @@ class GavelAdmission(Gavel):
     """
 
     name = "gavel-admit"
+    summary = "Gavel as the Crius authors' simulator runs it: admission by a one-type-per-job LP, no preemption"
+    paper = "Narayanan et al., OSDI 2020 (as in sjtu-epcc/arena baselines/gavel_sched.py)"
+    options = (PolicyOption("round_s", float, 300.0, "round length in seconds (kept for the record; "
+                            "admission runs on arrivals and departures)", positive=True),)
 
     def __init__(self, round_s: float = 300.0):
         super().__init__(round_s)

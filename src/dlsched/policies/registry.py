@@ -1,20 +1,27 @@
 """Policies by name, for the CLI and experiment scripts.
 
-Each policy module registers its class with ``@register("name")``; modules
-are imported lazily from ``_MODULES`` so that importing the registry stays cheap.
+Each policy module registers its class with ``@register("name")``; the modules
+listed in ``MODULES`` are imported on first use, so importing the registry stays
+cheap.  A listed module that fails to import is an error (a policy must never go
+missing silently): a later issue that adds a policy adds its module name here.
+A policy class declares ``summary`` (one line), ``paper`` and ``options`` (a tuple
+of ``PolicyOption``), which ``dlsched policies`` prints and ``--option`` checks.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
 from dlsched.errors import UnknownNameError
 from dlsched.policies.base import JobPolicy
+from dlsched.policies.options import PolicyOption, parse_options, resolved
 
 _POLICIES: dict[str, type[JobPolicy]] = {}
 
-# modules that define policies; importing one registers what it holds
-_MODULES = ["fcfs", "crius", "gavel", "elasticflow", "gandiva", "tiresias", "dally", "timeslice"]
+# modules under dlsched.policies that define job policies; importing one registers what it holds
+MODULES = ("fcfs", "crius", "gavel", "elasticflow", "timeslice")
+_loaded = False
 
 
 def register(name: str):
@@ -25,12 +32,12 @@ def register(name: str):
 
 
 def _load_all() -> None:
-    for mod in _MODULES:
-        try:
-            importlib.import_module(f"dlsched.policies.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name != f"dlsched.policies.{mod}":
-                raise
+    global _loaded
+    if _loaded:
+        return
+    for mod in MODULES:  # an ImportError here propagates: a broken policy module is a bug
+        importlib.import_module(f"dlsched.policies.{mod}")
+    _loaded = True
 
 
 def policy_names() -> list[str]:
@@ -38,11 +45,48 @@ def policy_names() -> list[str]:
     return sorted(_POLICIES)
 
 
-def make_policy(name: str, **options) -> JobPolicy:
-    """Build a fresh policy by registered name (e.g. 'fcfs', 'fcfs-backfill', 'crius')."""
+def policy_class(name: str) -> type[JobPolicy]:
     _load_all()
     try:
-        cls = _POLICIES[name]
+        return _POLICIES[name]
     except KeyError:
-        raise UnknownNameError("policy", name, _POLICIES) from None
-    return cls(**options)
+        raise UnknownNameError("policy", name, sorted(_POLICIES), field="--policy") from None
+
+
+def policy_options(name: str) -> tuple[PolicyOption, ...]:
+    return tuple(getattr(policy_class(name), "options", ()))
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyInfo:
+    """What ``dlsched policies`` prints about one policy."""
+
+    name: str
+    summary: str
+    paper: str
+    options: tuple[PolicyOption, ...]
+
+
+def policy_info(name: str) -> PolicyInfo:
+    cls = policy_class(name)
+    return PolicyInfo(name, getattr(cls, "summary", ""), getattr(cls, "paper", ""), policy_options(name))
+
+
+def make_policy(name: str, **options) -> JobPolicy:
+    """Build a fresh policy by registered name (e.g. 'fcfs', 'fcfs-backfill', 'crius').
+
+    ``options`` are typed values (``parse_policy_options`` turns command-line text into them);
+    each is range-checked against the policy's declaration, and unknown ones are rejected.
+    """
+    declared = policy_options(name)
+    by_name = {o.name: o for o in declared}
+    for key, value in options.items():
+        if key not in by_name:  # same message as from the command line
+            parse_options(name, declared, {key: ""})
+        by_name[key].check(value)
+    return policy_class(name)(**options)
+
+
+def used_options(name: str, chosen: dict[str, object]) -> dict[str, object]:
+    """Every option of policy ``name`` with the value a run uses; written to summary.json."""
+    return resolved(policy_options(name), chosen)

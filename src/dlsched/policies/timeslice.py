@@ -24,12 +24,19 @@ from __future__ import annotations
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
+from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 
 
 @register("timeslice")
 class TimeSlice(JobPolicy):
     name = "timeslice"
+    summary = "round-robin time-slicing with consolidating migration (two of Gandiva's mechanisms only)"
+    paper = "Xiao et al., Gandiva: Introspective Cluster Scheduling for Deep Learning, OSDI 2018"
+    options = (
+        PolicyOption("quantum_s", float, 600.0, "time slice in seconds", positive=True),
+        PolicyOption("consolidate", bool, True, "migrate a job spread over nodes onto one node"),
+    )
 
     def __init__(self, quantum_s: float = 600.0, consolidate: bool = True):
         if quantum_s <= 0:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import fields
 from pathlib import Path
 
-from dlsched.errors import InputError
+from dlsched.errors import InputError, InvariantError
 from dlsched.report.records import JobRecord, TimeSeries
 
 
@@ -44,10 +45,39 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
         for row in zip(*cols.values()):
             w.writerow([_fmt(v) for v in row])
     doc = {"summary": summary, "params": params}
-    (out / "summary.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+    (out / "summary.json").write_text(strict_json(doc))
     if timings is not None:
-        (out / "timing.json").write_text(json.dumps(timings, indent=2, sort_keys=True, default=str) + "\n")
+        (out / "timing.json").write_text(strict_json(timings))
     return out
+
+
+def non_finite(doc, path: str = "") -> str | None:
+    """The key path of the first NaN or infinity in ``doc`` (None when there is none)."""
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return path or "<root>"
+    if isinstance(doc, dict):
+        items = doc.items()
+    elif isinstance(doc, (list, tuple)):
+        items = enumerate(doc)
+    else:
+        return None
+    for k, v in items:
+        found = non_finite(v, f"{path}.{k}" if path else str(k))
+        if found:
+            return found
+    return None
+
+
+def strict_json(doc) -> str:
+    """``doc`` as standard JSON (sorted keys, indented): a NaN or infinity is a bug, named by its key.
+
+    Inputs are validated before a run, so nothing non-finite should reach a result; Python's
+    default would write ``NaN``, which other JSON readers reject.
+    """
+    bad = non_finite(doc)
+    if bad is not None:
+        raise InvariantError(f"non-finite value at {bad} would make the results invalid JSON")
+    return json.dumps(doc, indent=2, sort_keys=True, default=str, allow_nan=False) + "\n"
 
 
 _INT = {"num_gpus", "total_iterations", "restarts", "migrations", "resizes"}

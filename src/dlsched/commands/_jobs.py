@@ -1,0 +1,132 @@
+"""Jobs for the simulation commands: read, sliced, checked against the cluster and perf model.
+
+Every problem a job could cause mid-run is found here, before the run: a request the cluster
+cannot hold (``workload.validate``) and a request whose model does not fit in GPU memory on
+the GPUs it asks for (``workload.fitting``, priced with the run's own perf model).  Each bad
+job is an error naming file, line and field, or with ``--skip-bad-rows`` a counted, listed
+skip; ``--fit-requests`` grows requests instead, each change listed in summary.json.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from dlsched.cluster.topology import Cluster
+from dlsched.errors import InfeasibleJobError, InputError
+
+# the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
+DEFAULT_JOBS = 13000
+DEFAULT_DAYS = 14.0
+SHOW_SKIPPED = 20  # skipped rows listed on the terminal; the results keep all of them
+SHOW_CHANGES = 10
+
+
+def runs_predicate(cluster: Cluster, perf):
+    """``runs(spec, n)``: the perf model prices ``spec`` on n GPUs at a finite iteration time.
+
+    A pinned job is checked on its type; an unpinned one on every type with n GPUs, since a
+    policy may place it on any of them.  Answers are cached by what pricing depends on.
+    """
+    from dlsched.cluster.placement import ideal_gpus
+
+    cache: dict[tuple, bool] = {}
+
+    def on_type(spec, n: int, t: int) -> bool:
+        key = (spec.model, spec.params, spec.batch_size, n, t)
+        hit = cache.get(key)
+        if hit is None:
+            sized = spec.with_(num_gpus=n, gpu_type=cluster.gpu_types[t].name)
+            hit = cache[key] = 0.0 < perf.price(sized, ideal_gpus(cluster, n, t)).total < math.inf
+        return hit
+
+    def runs(spec, n: int) -> bool:
+        if spec.gpu_type:
+            t = cluster.type_id(spec.gpu_type)
+            return int(cluster.type_gpus[t]) >= n and on_type(spec, n, t)
+        types = [t for t in range(len(cluster.gpu_types)) if int(cluster.type_gpus[t]) >= n]
+        return bool(types) and all(on_type(spec, n, t) for t in types)
+    return runs
+
+
+def _checked_on(cluster: Cluster):
+    def where(spec) -> str:
+        kind = spec.gpu_type or "/".join(g.name for g in cluster.gpu_types)
+        return f"{spec.num_gpus} {kind} GPU{'s' if spec.num_gpus != 1 else ''}"
+    return where
+
+
+def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
+    """Jobs from a trace or the generator, checked against the cluster; returns (jobs, info)."""
+    from dlsched.commands._preflight import check_memory
+    from dlsched.workload.fitting import fit_requests
+    from dlsched.workload.readers._common import SkippedRow
+    from dlsched.workload.validate import check_jobs
+
+    if args.trace:
+        from dlsched.workload.readers import read_trace
+
+        load = read_trace(args.trace, fmt=args.format, skip_bad_rows=args.skip_bad_rows)
+        jobs, skipped, source = load.jobs, list(load.skipped), load.source
+        info = {"trace": args.trace, "format": args.format, "trace_jobs": len(jobs)}
+        if args.jobs is not None:
+            jobs = jobs[:args.jobs]  # the first N by submission time
+        check_memory(len(jobs))
+    else:
+        from dlsched.workload.synthetic import philly_like
+
+        n = args.jobs or DEFAULT_JOBS
+        check_memory(n)  # before generating: a billion jobs must fail here, not in the kernel
+        days = args.days if args.days is not None else DEFAULT_DAYS * n / DEFAULT_JOBS
+        if not (days > 0 and math.isfinite(days)):
+            raise InputError(f"--days must be positive (and finite), got {days}", field="--days")
+        jobs = philly_like(cluster, n_jobs=n, days=days, seed=args.seed)
+        skipped, source = [], "synthetic"
+        info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
+    jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
+    skipped.extend(bad)
+    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=args.fit_requests, where=_checked_on(cluster))
+    if fit.bad and not args.skip_bad_rows:
+        first = fit.bad[0]
+        more = f" ({len(fit.bad) - 1} more such job(s))" if len(fit.bad) > 1 else ""
+        raise InfeasibleJobError(f"job {first.job.job_id}: {first.reason}{more}",
+                                 file=first.job.extra.get("source", source), line=first.line, field="num_gpus")
+    jobs = fit.jobs
+    skipped.extend(SkippedRow(b.line, "num_gpus", b.reason) for b in fit.bad)
+    info["fit_requests"] = bool(args.fit_requests)
+    if fit.changes:
+        info["fitted_requests"] = [c.as_dict() for c in fit.changes]
+        _print_changes(fit.changes, source)
+    if skipped:
+        info.update(_report_skipped(sorted(skipped, key=lambda r: r.line), source))
+    if not jobs:
+        raise InputError("no jobs to simulate", file=source)
+    return jobs, info
+
+
+def _print_changes(changes, source: str) -> None:
+    print(f"dlsched: --fit-requests grew {len(changes)} request{'s' if len(changes) != 1 else ''} of "
+          f"{source} so the model fits in GPU memory:", file=sys.stderr)
+    for ch in changes[:SHOW_CHANGES]:
+        print(f"  line {ch.line}, field 'num_gpus': {ch.model} {ch.old_gpus} -> {ch.new_gpus} GPUs", file=sys.stderr)
+    if len(changes) > SHOW_CHANGES:
+        print(f"  ... and {len(changes) - SHOW_CHANGES} more (all listed in summary.json under "
+              "params.fitted_requests)", file=sys.stderr)
+
+
+def _report_skipped(skipped, source: str) -> dict:
+    by_field: dict[str, int] = {}
+    for s in skipped:
+        by_field[s.field] = by_field.get(s.field, 0) + 1
+    counts = ", ".join(f"{n} on field '{f}'" if f else f"{n} malformed"
+                       for f, n in sorted(by_field.items(), key=lambda kv: (-kv[1], kv[0])))
+    print(f"dlsched: skipped {len(skipped)} row{'s' if len(skipped) != 1 else ''} of {source} "
+          f"({counts}):", file=sys.stderr)
+    for s in skipped[:SHOW_SKIPPED]:
+        where = f"line {s.line}, field '{s.field}'" if s.field else f"line {s.line}"
+        print(f"  {where}: {s.reason}", file=sys.stderr)
+    if len(skipped) > SHOW_SKIPPED:
+        print(f"  ... and {len(skipped) - SHOW_SKIPPED} more (all listed in summary.json under "
+              "params.skipped)", file=sys.stderr)
+    return {"skipped_rows": len(skipped), "skipped_by_field": by_field,
+            "skipped": [{"line": s.line, "field": s.field, "reason": s.reason} for s in skipped]}
