@@ -4,13 +4,22 @@ from dlsched.cluster import Cluster, load_spec, parse_spec, shipped_specs
 from dlsched.errors import InputError, UnknownNameError
 
 
+# Clos fabrics are refused until the network layer prices them (issue 14 item 4); that issue
+# lifts this and adds crux-testbed (96 GPUs) back to the sizes below.
+NEEDS_NETWORK_LAYER = {"crux-testbed"}
+
+
 def test_every_shipped_spec_builds():
-    sizes = {name: Cluster.load(name).num_gpus for name in shipped_specs()}
+    sizes = {name: Cluster.load(name).num_gpus for name in shipped_specs() if name not in NEEDS_NETWORK_LAYER}
     assert sizes["crius-sim"] == 1280
     assert sizes["crius-testbed"] == 64
     assert sizes["gandiva-100"] == 100
-    assert sizes["crux-testbed"] == 96
     assert [sizes[f"dally-{r}racks"] for r in (2, 4, 8, 16)] == [128, 256, 512, 1024]
+
+
+def test_clos_spec_is_refused_until_the_network_layer_prices_it():
+    with pytest.raises(InputError, match=r"line 15, field 'network.topology': topology 'clos' is not supported"):
+        Cluster.load("crux-testbed")
 
 
 def test_crius_sim_matches_table1():

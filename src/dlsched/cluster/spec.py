@@ -99,6 +99,22 @@ class NetworkSpec(_Strict):
     oversubscription: float = Field(1.0, ge=1.0)  # rack uplink oversubscription ratio
     spines: int = Field(1, ge=1)  # clos: spine (aggregation) switches, i.e. equal-cost paths between racks
 
+    # Until the flow-level network layer (dlsched.network) prices Clos fabrics, a spec asking for
+    # one would silently run as 'tiered'; refuse it instead (the network layer lifts this).
+    @field_validator("topology")
+    @classmethod
+    def _topology_supported(cls, v: str) -> str:
+        if v != "tiered":
+            raise ValueError(f"topology '{v}' is not supported yet: the simulator prices only the "
+                             "'tiered' machine/rack/network model, and would ignore it")
+        return v
+
+    @field_validator("spines")
+    @classmethod
+    def _spines_supported(cls, v: int) -> int:
+        raise ValueError("'spines' describes a Clos fabric, which is not supported yet (the tiered "
+                         "model would ignore it); remove the field")
+
 
 class ClusterSpec(_Strict):
     name: str

@@ -13,7 +13,7 @@ def add_parser(sub) -> None:
                                    "local Ray cluster that emulates several nodes with fake GPUs.")
     p.add_argument("--policy", default="fcfs", help="scheduling policy (default fcfs)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="policy option, e.g. quantum_s=30 for timeslice (repeatable)")
+                   help="policy option, e.g. quantum_s=30 for timeslice (repeatable; `dlsched policies`)")
     p.add_argument("--address", default=None, help="Ray cluster address ('auto' for a local one)")
     p.add_argument("--emulate", default="3x2:A40",
                    help="without --address: emulated nodes, NODESxGPUS[:TYPE][@RACK],... (default 3x2:A40)")
@@ -33,20 +33,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _options(pairs: list[str]) -> dict:
-    import yaml
-
-    from dlsched.errors import InputError
-
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"expected KEY=VALUE, got {pair!r}", field="--option")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
 def run(args) -> int:
     from dlsched.commands._live import open_store
     from dlsched.errors import InputError
@@ -55,10 +41,9 @@ def run(args) -> int:
     from dlsched.live.service import LiveService, ServiceConfig, connect
     from dlsched.policies.registry import make_policy
 
-    try:
-        policy = make_policy(args.policy, **_options(args.option))
-    except (TypeError, ValueError) as e:
-        raise InputError(f"bad option for policy '{args.policy}': {e}", field="--option") from None
+    from dlsched.commands._common import policy_options
+
+    policy = make_policy(args.policy, **policy_options(args.option, [args.policy])[args.policy])
     jobs = [j for path in args.submit for j in load_jobs(path)]  # fail on a bad file before starting Ray
     emulators = parse_emulation(args.emulate) if args.address is None else None
     store = open_store(args.state)

@@ -94,7 +94,10 @@ def parse_options(policy: str, declared: tuple[PolicyOption, ...], given: dict[s
         if opt is None:
             known = ", ".join(sorted(by_name)) or "none"
             raise InputError(f"policy '{policy}' has no option {key!r}; its options: {known}", field=field)
-        out[key] = opt.parse(text, field)
+        try:
+            out[key] = opt.parse(text, field)
+        except InputError as e:
+            raise InputError(f"bad option for policy '{policy}': {e.reason}", field=field) from None
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from dlsched.errors import UnknownNameError
+from dlsched.errors import InputError, UnknownNameError
 from dlsched.policies.base import JobPolicy
 from dlsched.policies.options import PolicyOption, parse_options, resolved
 
@@ -83,7 +83,10 @@ def make_policy(name: str, **options) -> JobPolicy:
     for key, value in options.items():
         if key not in by_name:  # same message as from the command line
             parse_options(name, declared, {key: ""})
-        by_name[key].check(value)
+        try:
+            by_name[key].check(value)
+        except InputError as e:
+            raise InputError(f"bad option for policy '{name}': {e.reason}", field=e.field) from None
     return policy_class(name)(**options)
 
 

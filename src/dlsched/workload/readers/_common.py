@@ -115,6 +115,21 @@ class Row:
             raise self.error(f"implausibly large: {raw} (limit {MAX_VALUE:g})", name)
         return value
 
+    def duration(self, name: str) -> float:
+        """A job's length in seconds: finite and above zero (a job of no length has no work)."""
+        value = self.float(name)
+        if value <= 0:
+            raise self.error(f"duration must be positive, got {self.data[name]!r} (a job of no length)", name)
+        return value
+
+    def positive_span(self, start: float, end: float, name: str) -> float:
+        """``end - start`` for a job's run, refusing a run that ends before or when it starts."""
+        if end < start:
+            raise self.error("ends before it starts", name)
+        if end == start:
+            raise self.error("ends when it starts: duration 0 (a job of no length)", name)
+        return end - start
+
     def int(self, name: str, *, minimum: int | None = 0, default: int | None = None) -> int:
         if not self.has(name) and default is not None:
             return default
@@ -249,7 +264,14 @@ def csv_rows(path: Path, source: str, *, header: list[str] | None = None,
             if not cells or all(not c.strip() for c in cells):
                 continue
             problem = None
-            if len(cells) > len(header):
+            spans = reader.line_num - line  # physical lines this record took beyond its first
+            if spans and (name := next((h for h, c in zip(header, cells) if "\n" in c or "\r" in c), None)):
+                # Trace fields never hold line breaks: a quote opened here and never closed took
+                # the following lines into one field (reported here, not as a field count).
+                over = f"line {line + 1}" if spans == 1 else f"lines {line + 1}-{reader.line_num}"
+                problem = InputError(f"unterminated quote: the quoted field opened on this line runs over "
+                                     f"{over} (a missing closing '\"'?)", file=source, line=line, field=name)
+            elif len(cells) > len(header):
                 problem = InputError(f"{len(cells)} fields, the header has {len(header)}", file=source, line=line)
             elif len(cells) == 1 and len(header) > 1:
                 problem = InputError(f"1 field, expected {len(header)} comma-separated fields", file=source,

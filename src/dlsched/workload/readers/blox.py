@@ -24,7 +24,7 @@ def read_blox(path: str | Path, *, skip_bad_rows: bool = False, default_model: s
         gpus = row.int("num_gpus", minimum=1)
         return JobSpec(row.str("job_id"), row.float("submit_time_s"), model, gpus,
                        batch_size=get_model(model).default_batch * gpus,
-                       duration_s=row.float("duration_s"), extra={"job_type": row.str("job_type", "")})
+                       duration_s=row.duration("duration_s"), extra={"job_type": row.str("job_type", "")})
 
     loop = RowLoop(source, skip_bad_rows)
     required = ("job_id", "submit_time_s", "num_gpus", "duration_s") + (("job_type",) if not default_model else ())

@@ -23,7 +23,7 @@ def read_helios(path: str | Path, *, skip_bad_rows: bool = False, default_model:
         job_id = row.str("job_id")
         gpus = row.int("gpu_num")
         submit = row.time("submit_time")
-        duration = row.float("duration")
+        duration = row.duration("duration")
         if gpus == 0:
             raise NotAJob("gpu_num", "CPU-only job (gpu_num 0)")
         model = row.model("model", model_for_gpus(gpus, default_model))

@@ -81,14 +81,13 @@ def read_lingjun(path: str | Path, *, worker_table: str | Path | None = None, sk
         gpus = gpus_by_job.get(jid, 0) if gpus_by_job is not None else row.int(gpu_col)
         start = row.time(start_col)
         end = row.time(end_col)
-        if end < start:
-            raise row.error("ends before it starts", end_col)
+        duration = row.positive_span(start, end, end_col)
         submit = row.time(submit_col) if submit_col and row.has(submit_col) else start
         if gpus == 0:
             raise NotAJob("gpu_num", "job without GPUs")
         model = row.model("model", model_for_gpus(gpus, default_model))
         return JobSpec(jid, submit, model, gpus, batch_size=get_model(model).default_batch * gpus,
-                       duration_s=end - start,
+                       duration_s=duration,
                        extra={k: row.data[k] for k in ("job_name", "job_type", "status") if row.has(k)})
 
     return loop.result(loop.run(csv_rows(Path(path), source), parse))

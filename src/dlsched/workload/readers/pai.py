@@ -68,15 +68,14 @@ def read_pai(path: str | Path, *, job_table: str | Path | None = None, skip_bad_
                 types.add(t.gpu_type("gpu_type"))
         if gpus == 0:
             raise NotAJob("plan_gpu", "CPU-only job (no plan_gpu)")
-        if max(ends) < min(starts):
-            raise first.error("ends before it starts", "end_time")
+        duration = first.positive_span(min(starts), max(ends), "end_time")
         meta = jobs_meta.get(first.data["job_name"].strip())
         submit = meta.time("start_time") if meta is not None else min(starts)
         model = first.model("model", model_for_gpus(gpus, default_model))
         gpu = types.pop() if len(types) == 1 else None
         return JobSpec(first.str("job_name"), submit, model, gpus,
                        batch_size=get_model(model).default_batch * gpus,
-                       duration_s=max(ends) - min(starts), gpu_type=gpu,
+                       duration_s=duration, gpu_type=gpu,
                        user=meta.str("user", "") if meta is not None else "",
                        extra={"status": first.data.get("status"), "tasks": len(tasks)})
 

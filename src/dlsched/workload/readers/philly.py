@@ -65,6 +65,8 @@ def read_philly(path: str | Path, *, skip_bad_rows: bool = False, default_model:
         if gpus < 1:
             raise row.error("first attempt holds no GPUs", "attempts")
         duration = sum(end - start for start, end, _ in attempts)
+        if duration <= 0:
+            raise row.error("every attempt ends when it starts: duration 0 (a job of no length)", "attempts")
         return _job(row, job_id, gpus, duration, default_model, status=row.data.get("status"),
                     vc=row.data.get("vc"), attempts=len(attempts))
 
@@ -79,7 +81,7 @@ def read_philly_subset(path: str | Path, *, skip_bad_rows: bool = False,
 
     def parse(row: Row) -> JobSpec:
         attempts = _attempt_times(row)
-        return _job(row, row.str("id"), row.int("num_gpus", minimum=1), row.float("runtime") * 60.0,
+        return _job(row, row.str("id"), row.int("num_gpus", minimum=1), row.duration("runtime") * 60.0,
                     default_model, attempts=len(attempts))
 
     loop = RowLoop(source, skip_bad_rows)

@@ -31,7 +31,7 @@ def parse_row(row: Row) -> JobSpec:
     if given[0] == "iterations":
         iters, dur = row.int("iterations", minimum=1), None
     else:
-        iters, dur = None, row.float(given[0])
+        iters, dur = None, row.duration(given[0])
     default_batch = get_model(model, row.str("params", "") or None).default_batch * num_gpus
     deadline = row.float("deadline") if row.has("deadline") else None
     if deadline is not None and deadline < submit:
