@@ -85,5 +85,6 @@ def test_bad_cluster_spec_exits_2(tmp_path, capsys, spec, where):
 
 @pytest.mark.parametrize("days", ["inf", "nan", "0"])
 def test_bad_days(tmp_path, capsys, days):
-    assert simulate(tmp_path, "--jobs", "5", "--days", days) == 2
-    assert "--days must be positive" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as err:  # refused by argparse, before anything is generated
+        simulate(tmp_path, "--jobs", "5", "--days", days)
+    assert err.value.code == 2 and "argument --days: must be" in capsys.readouterr().err

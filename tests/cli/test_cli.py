@@ -93,8 +93,9 @@ def test_bad_command_line_values(argv, message, capsys):
 
 
 def test_days_must_be_positive(tmp_path, capsys):
-    assert main(["simulate", "--quiet", "--jobs", "5", "--days", "0", "--out", str(tmp_path)]) == 2
-    assert "--days must be positive" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as err:
+        main(["simulate", "--quiet", "--jobs", "5", "--days", "0", "--out", str(tmp_path)])
+    assert err.value.code == 2 and "--days: must be positive" in capsys.readouterr().err
 
 
 def test_live_command_without_the_live_extra_says_what_to_install(monkeypatch, capsys):

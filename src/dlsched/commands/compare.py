@@ -50,7 +50,7 @@ def run(args) -> int:
                       timings=result.stats)
         summaries[name] = result.summary
     (Path(args.out) / "compare.json").write_text(strict_json(
-        {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info,
+        {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info, "policies": names,
                     "policy_options": {n: used_options(n, options[n]) for n in names}},
          "summaries": summaries}))
     print(cluster.describe())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dlsched.commands._argtypes import non_negative_float
 from dlsched.errors import InputError
 
 
@@ -16,7 +17,8 @@ def add_parser(sub) -> None:
     p.add_argument("--batch", type=int, default=None,
                    help="global batch (default: the model's per-GPU default x GPUs)")
     p.add_argument("--gpu-type", default=None, help="GPU type to place on (default: the cluster's first)")
-    p.add_argument("--bucket-mb", type=float, default=25.0, help="gradient bucket size in MB; 0 = per layer")
+    p.add_argument("--bucket-mb", type=non_negative_float, default=25.0,
+                   help="gradient bucket size in MB; 0 = per layer")
     p.add_argument("--no-overlap", action="store_true", help="communication does not overlap backward")
     p.add_argument("--algorithm", default="auto", choices=["auto", "ring", "tree", "hierarchical"])
     p.add_argument("--profile", default=None, help="CSV of measured iteration times (model,gpu,batch,iter_time_s)")

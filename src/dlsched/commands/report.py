@@ -1,4 +1,4 @@
-"""``dlsched report``: summarise a results directory (simulated or live)."""
+"""``dlsched report``: summarise one or more results directories (simulated or live)."""
 
 from __future__ import annotations
 
@@ -6,23 +6,27 @@ from __future__ import annotations
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="summarise one or more results directories",
                        description="Read jobs.csv / series.csv / summary.json written by "
-                                   "`dlsched simulate`, `compare` or `serve` and print the summary.")
-    p.add_argument("dirs", nargs="+", help="results directories")
+                                   "`dlsched simulate`, `compare` or `serve` and print the summaries side "
+                                   "by side. A `compare` root (e.g. runs/compare) stands for each of its "
+                                   "policies' directories.")
+    p.add_argument("dirs", nargs="+", help="results directories, or compare roots")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from pathlib import Path
-
-    from dlsched.report.io import read_results
+    from dlsched.report.io import read_results, results_dirs
     from dlsched.report.summary import summarize
     from dlsched.report.tables import print_summaries
 
+    dirs = [d for given in args.dirs for d in results_dirs(given)]
     summaries = {}
-    for d in args.dirs:
+    for d in dirs:
         records, series, doc = read_results(d)
         params = doc.get("params", {})
         gpus = params.get("num_gpus") or 0
-        summaries[params.get("policy", Path(d).name)] = summarize(records, series, gpus)
+        name = params.get("policy", d.name)
+        if name in summaries:  # the same policy from two runs: tell them apart by path
+            name = str(d)
+        summaries[name] = summarize(records, series, gpus)
     print_summaries(summaries)
     return 0

@@ -121,6 +121,27 @@ def read_series(path) -> TimeSeries:
     return ts
 
 
+def results_dirs(path) -> list[Path]:
+    """The results directories under ``path``: itself, or (a ``compare`` root) each sub-directory
+    holding a run, in the order ``compare.json`` lists the policies (else by name)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise InputError("no such results directory", file=str(root))
+    if (root / "jobs.csv").exists():
+        return [root]
+    runs = sorted(d for d in root.iterdir() if d.is_dir() and (d / "jobs.csv").exists())
+    if not runs:
+        raise InputError("not a results directory (no jobs.csv, and no sub-directory with one)", file=str(root))
+    order = []
+    if (root / "compare.json").exists():
+        try:
+            order = list(json.loads((root / "compare.json").read_text())["params"]["policies"])
+        except (ValueError, KeyError, TypeError):
+            order = []  # a damaged compare.json: fall back to names
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(runs, key=lambda d: (rank.get(d.name, len(rank)), d.name))
+
+
 def read_results(out_dir) -> tuple[list[JobRecord], TimeSeries, dict]:
     out = Path(out_dir)
     if not (out / "jobs.csv").exists():

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 
-HEADLINE = [("finished", "finished", "{:d}"), ("avg_jct", "avg JCT", "t"),
+# finished / unfinished / dropped come first so a job a policy dropped or never finished shows
+HEADLINE = [("finished", "finished", "{:d}"), ("unfinished", "unfinished", "{:d}"),
+            ("dropped", "dropped", "{:d}"), ("avg_jct", "avg JCT", "t"),
             ("median_jct", "median JCT", "t"), ("p95_jct", "p95 JCT", "t"),
             ("avg_queue", "avg queue", "t"), ("makespan", "makespan", "t"),
             ("utilization", "util", "{:.1%}"), ("avg_throughput", "avg thr (samples/s)", "{:.0f}"),
@@ -33,6 +35,10 @@ def summary_rows(summaries: dict[str, dict]) -> tuple[list[str], list[list[str]]
     return header, rows
 
 
+def _widths(header: list[str], rows: list[list[str]]) -> list[int]:
+    return [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+
 def print_table(header: list[str], rows: list[list[str]], title: str = "", file=None) -> None:
     file = file or sys.stdout
     if file.isatty():
@@ -40,13 +46,17 @@ def print_table(header: list[str], rows: list[list[str]], title: str = "", file=
         from rich.table import Table
 
         table = Table(title=title or None)
-        for i, h in enumerate(header):
-            table.add_column(h, justify="left" if i == 0 else "right")
+        for i, (h, w) in enumerate(zip(header, _widths(header, rows))):
+            # never truncate a figure ("1027…"): each column is as wide as its widest cell
+            table.add_column(h, justify="left" if i == 0 else "right", min_width=w, no_wrap=True)
         for r in rows:
             table.add_row(*r)
-        Console(file=file).print(table)
+        console = Console(file=file)
+        # a wider table than the terminal scrolls sideways rather than cutting figures
+        needed = sum(_widths(header, rows)) + 3 * len(header) + 1
+        Console(file=file, width=max(console.width, needed)).print(table)
         return
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    widths = _widths(header, rows)
     if title:
         print(title, file=file)
     print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))),
