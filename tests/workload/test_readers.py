@@ -35,10 +35,10 @@ def by_id(load):
 def test_dlsched_csv(fixtures):
     jobs = by_id(read_trace(fixtures / "dlsched.csv"))
     a, b, c = jobs["a"], jobs["b"], jobs["c"]
-    assert (a.model, a.num_gpus, a.total_iterations, a.user, a.extra["line"]) == ("resnet50", 1, 1000, "alice", 2)
-    assert b.duration_s == 3600 and b.total_iterations is None and b.elastic and b.gpu_type == "V100"
+    assert (a.model, a.num_gpus, a.total_iterations, a.extra["user"], a.extra["line"]) == ("resnet50", 1, 1000, "alice", 2)
+    assert b.duration_s == 3600 and b.total_iterations is None and b.extra["elastic"] and b.gpu_type == "V100"
     assert b.batch_size == get_model("bert-large").default_batch * 8  # default: per-GPU x GPUs
-    assert b.deadline == 20000 - 100 and b.priority == 2
+    assert b.deadline == 20000 - 100 and b.extra["priority"] == 2
     assert c.gpu_type == "A100-40G" and c.submit_time == 30
 
 
@@ -80,7 +80,7 @@ def test_philly_native(fixtures):
     assert first.submit_time == 455  # 01:47:35 vs the other job's 01:40:00
     assert first.extra["status"] == "Pass" and first.extra["line"] == 2
     assert jobs["application_0000000000000_0002"].extra["line"] == 26  # the line of its "{"
-    assert first.user == "user-synthetic-a" and first.model == "bert-base"  # GPU-count rule
+    assert first.extra["user"] == "user-synthetic-a" and first.model == "bert-base"  # GPU-count rule
     assert {j.model for j in read_trace(fixtures / "philly_cluster_job_log.json",
                                         default_model="resnet18").jobs} == {"resnet18"}
 
@@ -104,7 +104,7 @@ def test_pai_groups_tasks_into_jobs(fixtures):
     load = read_trace(fixtures / "pai_task_table.csv")
     jobs = by_id(load)
     assert jobs["job_a"].num_gpus == 2 and jobs["job_a"].gpu_type == "V100"
-    assert jobs["job_a"].duration_s == 4700 - 1000 and jobs["job_a"].user == "user-1"
+    assert jobs["job_a"].duration_s == 4700 - 1000 and jobs["job_a"].extra["user"] == "user-1"
     assert jobs["job_b"].num_gpus == 1  # 50 % of a GPU rounds up
     assert jobs["job_d"].gpu_type is None  # MISC = any type
     assert [(s.line, s.field) for s in load.skipped] == [(4, "plan_gpu")]  # job_c: CPU only

@@ -12,12 +12,13 @@ from pathlib import Path
 
 from dlsched.errors import InputError
 
-# Peak resident memory per simulated job, measured with `benchmarks/bench_memory.py`
-# (FCFS, synthetic Philly-like jobs on crius-sim, 50k and 200k jobs: the slope of peak RSS
-# over the job count, rounded up).  Covers the JobSpec, the engine's JobState, the record,
-# the series rows and the event heap.
-BYTES_PER_JOB = 6_000
-BASE_BYTES = 400 * 2**20  # interpreter, numpy, scipy and the cluster before the first job
+# Peak resident memory per simulated job, measured with `benchmarks/bench_memory.py` (FCFS,
+# synthetic Philly-like jobs on crius-sim; peak RSS 122 MiB at 20k jobs, 241 MiB at 100k: a
+# slope of 1,568 bytes/job over a 92 MiB base).  The estimate keeps about 2.5x that slope for
+# what other policies hold per job (Crius's shape tables, Gavel's weights), so it errs on the
+# side of refusing; a 1,000,000-job run is estimated at about 4 GiB.
+BYTES_PER_JOB = 4_000
+BASE_BYTES = 256 * 2**20  # interpreter, numpy, scipy and the cluster before the first job
 HEADROOM = 0.8  # refuse runs that would need more than this share of the available memory
 
 

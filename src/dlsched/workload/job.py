@@ -24,12 +24,12 @@ class JobSpec:
     total_iterations: int | None = None
     duration_s: float | None = None
     gpu_type: str | None = None  # requested / pinned GPU type; None = any
-    elastic: bool = False  # may run on a different GPU count than requested
     deadline: float | None = None  # absolute, seconds from trace start
-    priority: int = 0
-    user: str = ""
     params: str | None = None  # model size variant, e.g. "1.3B" (Crius models)
-    extra: dict = field(default_factory=dict, compare=False, hash=False)  # format-specific leftovers
+    # Format-specific leftovers, kept so nothing a trace gives is lost: e.g. "user" (plain,
+    # Helios, PAI, Philly), "elastic" and "priority" (plain traces, live job files).  No policy
+    # reads those yet; a policy that needs one (Tiresias, Gandiva) makes it a field again.
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
         if (self.total_iterations is None) == (self.duration_s is None):

@@ -28,8 +28,8 @@ def read_helios(path: str | Path, *, skip_bad_rows: bool = False, default_model:
             raise NotAJob("gpu_num", "CPU-only job (gpu_num 0)")
         model = row.model("model", model_for_gpus(gpus, default_model))
         return JobSpec(job_id, submit, model, gpus, batch_size=get_model(model).default_batch * gpus,
-                       duration_s=duration, user=row.str("user", ""),
-                       extra=extra(row, "vc", "jobname", "state", "node_num", "cpu_num"))
+                       duration_s=duration,
+                       extra=extra(row, "user", "vc", "jobname", "state", "node_num", "cpu_num"))
 
     loop = RowLoop(source, skip_bad_rows)
     required = ("job_id", "gpu_num", "submit_time", "duration")

@@ -76,8 +76,8 @@ def read_pai(path: str | Path, *, job_table: str | Path | None = None, skip_bad_
         return JobSpec(first.str("job_name"), submit, model, gpus,
                        batch_size=get_model(model).default_batch * gpus,
                        duration_s=duration, gpu_type=gpu,
-                       user=meta.str("user", "") if meta is not None else "",
-                       extra={"status": first.data.get("status"), "tasks": len(tasks)})
+                       extra={"status": first.data.get("status"), "tasks": len(tasks),
+                              "user": meta.str("user", "") if meta is not None else ""})
 
     return loop.result(loop.run((ts[0] for ts in groups.values()), parse))
 

@@ -47,7 +47,7 @@ def _job(row: Row, job_id: str, gpus: int, duration: float, default_model: str |
     submit = row.time("submitted_time")
     model = row.model("model", model_for_gpus(gpus, default_model))
     return JobSpec(job_id, submit, model, gpus, batch_size=get_model(model).default_batch * gpus,
-                   duration_s=duration, user=str(row.data.get("user") or ""), extra=extra)
+                   duration_s=duration, extra={"user": str(row.data.get("user") or ""), **extra})
 
 
 def read_philly(path: str | Path, *, skip_bad_rows: bool = False, default_model: str | None = None) -> TraceLoad:
