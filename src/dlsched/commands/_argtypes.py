@@ -27,32 +27,17 @@ def _whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
-def positive_int(text: str) -> int:
-    """An integer of at least 1."""
-    value = _whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _bounded(parse, low, strict: bool, what: str):
+    """An argparse type: ``parse(text)``, then greater than ``low`` (``strict``) or at least it."""
+    def check(text: str):
+        value = parse(text)
+        if value < low or (strict and value == low):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        return value
+    return check
 
 
-def non_negative_int(text: str) -> int:
-    value = _whole(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """A finite number greater than zero."""
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    """A finite number of at least zero."""
-    value = _number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
+positive_int = _bounded(_whole, 1, False, "at least 1")
+non_negative_int = _bounded(_whole, 0, False, "0 or more")
+positive_float = _bounded(_number, 0.0, True, "positive")  # finite and above zero
+non_negative_float = _bounded(_number, 0.0, False, "0 or more")  # finite and at least zero
