@@ -349,3 +349,18 @@ def test_jobs_arriving_after_max_time_are_accounted_for(tmp_path):
     assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--quiet", "--max-time", "1000",
                  "--out", str(out)]) == 0
     assert strict_load(out / "summary.json")["summary"]["jobs"] == 2
+
+
+# ------------------------------------------------------------ cluster-spec fields that would be ignored
+
+
+@pytest.mark.parametrize("network, where", [
+    ("  topology: clos\n", "line 5, field 'network.topology': topology 'clos' is not supported yet"),
+    ("  spines: 2\n", "line 5, field 'network.spines': spines 2 describes a Clos fabric"),
+])
+def test_clos_fields_are_refused_not_ignored(network, where, tmp_path, capsys):
+    # before: parsed, then silently run as the tiered model
+    spec = tmp_path / "c.yaml"
+    spec.write_text("name: c\nnode_groups:\n  - {name: a, gpu: A100, nodes: 2, gpus_per_node: 8}\nnetwork:\n" + network)
+    assert main(["simulate", *SMALL[2:], "--cluster", str(spec), "--out", str(tmp_path / "o")]) == 2
+    assert f"c.yaml, {where}" in capsys.readouterr().err

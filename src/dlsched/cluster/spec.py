@@ -112,8 +112,10 @@ class NetworkSpec(_Strict):
     @field_validator("spines")
     @classmethod
     def _spines_supported(cls, v: int) -> int:
-        raise ValueError("'spines' describes a Clos fabric, which is not supported yet (the tiered "
-                         "model would ignore it); remove the field")
+        if v != 1:  # one spine is the tiered model's single path between racks
+            raise ValueError(f"spines {v} describes a Clos fabric, which is not supported yet (the "
+                             "tiered model would ignore it); remove the field")
+        return v
 
 
 class ClusterSpec(_Strict):

@@ -241,8 +241,8 @@ class GavelAdmission(Gavel):
     name = "gavel-admit"
     summary = "Gavel as the Crius authors' simulator runs it: admission by a one-type-per-job LP, no preemption"
     paper = "Narayanan et al., OSDI 2020 (as in sjtu-epcc/arena baselines/gavel_sched.py)"
-    options = (PolicyOption("round_s", float, 300.0, "round length in seconds (kept for the record; "
-                            "admission runs on arrivals and departures)", positive=True),)
+    options = (PolicyOption("round_s", float, 300.0, "seconds between calls besides arrivals and departures "
+                            "(admission itself acts on those)", positive=True),)
 
     def __init__(self, round_s: float = 300.0):
         super().__init__(round_s)
