@@ -25,11 +25,11 @@ pytestmark = pytest.mark.shared
 # stops one day after the last arrival: its jobs are then unfinished, with that reason.
 SLICES = {
     "anchors/traces/arena-helios.csv": ("crius-sim", 60, ()),
-    "anchors/traces/arena-philly.csv": ("crius-sim", 60, ()),
+    "anchors/traces/arena-philly.csv": ("crius-sim", 50, ()),
     "anchors/traces/blox-synthetic-load3-n100.csv": ("crius-testbed", 60, ()),
     "anchors/traces/blox-synthetic-load6-n100.csv": ("crius-testbed", 60, ()),
     "anchors/traces/gavel-msr-seed_0_6214e9.csv": ("gavel-900", 12, ("--max-time", str(1_494_845 + 86_400))),
-    "traces/philly/philly_jobs_subset_dev.json": ("crius-sim", 40, ()),  # long jobs: many rounds
+    "traces/philly/philly_jobs_subset_dev.json": ("crius-sim", 30, ()),  # long jobs: many rounds
     "traces/philly/philly_jobs_subset_validation.json": ("crius-sim", 60, ()),
 }
 STATUSES = {"finished", "unfinished", "dropped"}
