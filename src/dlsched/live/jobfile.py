@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dlsched.cluster.gpus import gpu_type
 from dlsched.errors import InputError, UnknownNameError
-from dlsched.yamlinput import line_of, load_yaml, validate
+from dlsched.live.capacity import Capacity
+from dlsched.yamlinput import line_of, load_yaml, read_yaml_file, validate
 from dlsched.workload.job import JobSpec
 
 
@@ -111,8 +112,12 @@ def _to_live(entry: JobFileEntry, base: Path) -> LiveJob:
     return LiveJob(spec, str(script), dict(entry.args), entry.checkpoint_every, entry.delay_s)
 
 
-def parse_jobs(text: str, source: str = "<string>", base: Path | None = None) -> list[LiveJob]:
-    """Parse and validate job YAML; errors name the file, line and field."""
+def parse_jobs(text: str, source: str = "<string>", base: Path | None = None,
+               capacity: Capacity | None = None) -> list[LiveJob]:
+    """Parse and validate job YAML; errors name the file, line and field.
+
+    With ``capacity`` (the cluster is known), a job that could never run on it is an error too.
+    """
     root, data = load_yaml(text, source, "a job file must be a mapping (one job) or have a 'jobs' list")
     parsed = validate(JobFileList if "jobs" in data else JobFileEntry, data, root, source)
     entries = parsed.jobs if isinstance(parsed, JobFileList) else [parsed]
@@ -128,11 +133,17 @@ def parse_jobs(text: str, source: str = "<string>", base: Path | None = None) ->
             loc = ("jobs", i, "script") if isinstance(parsed, JobFileList) else ("script",)
             raise InputError(f"no such script: {job.script}", file=source, line=line_of(root, loc),
                              field=".".join(str(p) for p in loc))
+        unfit = capacity.unfit(job.spec) if capacity is not None else None
+        if unfit is not None:
+            loc = (("jobs", i) if isinstance(parsed, JobFileList) else ()) + (unfit[0],)
+            raise InputError(f"job '{job.spec.job_id}' can never run on this scheduler's cluster: {unfit[1]}",
+                             file=source, line=line_of(root, loc), field=".".join(str(p) for p in loc))
     return jobs
 
 
-def load_jobs(path: str | Path) -> list[LiveJob]:
+def load_jobs(path: str | Path, capacity: Capacity | None = None) -> list[LiveJob]:
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", file=str(p))
-    return parse_jobs(p.read_text(), str(p), base=p.resolve().parent)
+    # read_yaml_file: a non-UTF-8 file is an error naming the file and line, not a traceback
+    return parse_jobs(read_yaml_file(p), str(p), base=p.resolve().parent, capacity=capacity)
