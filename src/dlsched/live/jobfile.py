@@ -57,6 +57,19 @@ class JobFileEntry(BaseModel):
         except UnknownNameError as e:
             raise ValueError(e.reason) from None
 
+    @field_validator("args")
+    @classmethod
+    def _plain_args(cls, v: dict) -> dict:
+        # the args travel as JSON (the state database, then the worker): dates, bytes and
+        # non-string keys would not survive the trip
+        try:
+            if json.loads(json.dumps(v)) != v:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError("args must be plain data (strings, finite numbers, booleans, lists, mappings with "
+                             "string keys)") from None
+        return v
+
     @field_validator("gpu_type")
     @classmethod
     def _known_gpu(cls, v: str | None) -> str | None:
@@ -127,12 +140,20 @@ def parse_jobs(text: str, source: str = "<string>", base: Path | None = None,
             raise InputError(f"duplicate job name '{n}'", file=source,
                              line=line_of(root, ("jobs", i, "name")), field=f"jobs.{i}.name")
     base = base or Path.cwd()
-    jobs = [_to_live(e, base) for e in entries]
-    for i, job in enumerate(jobs):
-        if not Path(job.script).is_file():
-            loc = ("jobs", i, "script") if isinstance(parsed, JobFileList) else ("script",)
+    jobs = []
+    for i, entry in enumerate(entries):
+        loc = ("jobs", i, "script") if isinstance(parsed, JobFileList) else ("script",)
+        try:
+            job = _to_live(entry, base)
+            found = Path(job.script).is_file()
+        except (OSError, ValueError) as e:  # a path too long or with a NUL byte: not a script either
+            raise InputError(f"bad script path: {getattr(e, 'strerror', None) or e}", file=source,
+                             line=line_of(root, loc), field=".".join(str(p) for p in loc)) from None
+        if not found:
             raise InputError(f"no such script: {job.script}", file=source, line=line_of(root, loc),
                              field=".".join(str(p) for p in loc))
+        jobs.append(job)
+    for i, job in enumerate(jobs):
         unfit = capacity.unfit(job.spec) if capacity is not None else None
         if unfit is not None:
             loc = (("jobs", i) if isinstance(parsed, JobFileList) else ()) + (unfit[0],)
