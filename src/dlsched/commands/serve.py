@@ -42,6 +42,21 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _known_jobs(state: str) -> set[str]:
+    """Job names the state already holds (none if there is no state yet; nothing is created)."""
+    from pathlib import Path
+
+    from dlsched.commands._live import open_store
+
+    if not (Path(state) / "state.sqlite").exists():
+        return set()
+    store = open_store(state)
+    try:
+        return {r["job_id"] for r in store.jobs()}
+    finally:
+        store.close()
+
+
 def _check_numbers(args) -> None:
     from dlsched.errors import InputError
 
@@ -86,16 +101,11 @@ def run(args) -> int:
     # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
     jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state))]
     emulators = parse_emulation(args.emulate) if args.address is None else None
-    store = open_store(args.state)
-    if not args.quiet:
-        store.listener = EventPrinter()
-    known = {r["job_id"] for r in store.jobs()}
-    again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in known)
+    again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in _known_jobs(args.state))
     if again:  # before Ray starts, not after
-        store.close()
         raise InputError(f"job(s) {', '.join(again)} already submitted to the scheduler state in {args.state}; "
                          "serve it without --submit, or use another --state for a fresh run", field="--submit")
-    emulated = None
+    emulated = store = None
     try:
         if emulators is not None:
             emulated = EmulatedCluster(emulators)
@@ -103,6 +113,11 @@ def run(args) -> int:
             emulated.wait()
         else:
             connect(args.address)
+        # a new state's clock starts now, once Ray is up: event times and records then start
+        # near 0, not after however long Ray took to start
+        store = open_store(args.state)
+        if not args.quiet:
+            store.listener = EventPrinter()
         cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
                             max_time_s=args.max_time, namespace=args.namespace,
                             stop_workers_on_exit=not args.keep_workers, max_restarts=args.max_restarts,
@@ -130,7 +145,8 @@ def run(args) -> int:
 
             ray.shutdown()
             emulated.shutdown()
-        store.close()
+        if store is not None:
+            store.close()
     if args.out:
         print(f"results in {args.out}/", flush=True)
     return 0
