@@ -52,6 +52,13 @@ class GuardsMixin:
         for row in st.jobs("unschedulable"):  # a new cluster may fit what the old one could not
             if self.capacity.unfit(LiveJob.from_json(row["body"], 0.0).spec) is None:
                 st.update_job(row["job_id"], status="submitted", arrival=None, reason="")
+        for row in st.jobs("pending", "suspended"):  # and a queued job may not fit a new cluster
+            unfit = self.capacity.unfit(LiveJob.from_json(row["body"], 0.0).spec)
+            if unfit is not None:
+                with st.tx():
+                    st.update_job(row["job_id"], status="unschedulable", reason=f"unschedulable ({unfit[0]}): "
+                                                                                f"{unfit[1]}")
+                    st.event(st.now(), row["job_id"], "unschedulable", field=unfit[0], reason=unfit[1])
 
     # ------------------------------------------------------------------ heartbeat
 
