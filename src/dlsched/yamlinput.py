@@ -55,11 +55,25 @@ def load_yaml(text: str, source: str, expect: str) -> tuple[yaml.Node | None, di
     return root, data
 
 
+_MAX_NODES = 200_000
+
+
 def _no_duplicate_keys(node: yaml.Node | None, source: str) -> None:
-    """Raise at the second occurrence of a key in any mapping (PyYAML would keep the last silently)."""
-    stack = [node] if node is not None else []
+    """Raise at the second occurrence of a key in any mapping (PyYAML would keep the last silently).
+
+    Also refuses an alias that contains itself (``&a [*a]``): the data would be infinitely deep.
+    """
+    stack = [(node, frozenset())] if node is not None else []
+    visits = 0
     while stack:
-        n = stack.pop()
+        n, inside = stack.pop()
+        visits += 1
+        if visits > _MAX_NODES:  # aliases of aliases can multiply a small file into a huge one
+            raise InputError(f"more than {_MAX_NODES} YAML values once aliases are expanded", file=source)
+        if id(n) in inside:
+            raise InputError("a YAML alias refers to a node that contains it (infinitely deep data)",
+                             file=source, line=n.start_mark.line + 1)
+        inside = inside | {id(n)}
         if isinstance(n, yaml.MappingNode):
             seen: dict = {}
             for k, v in n.value:
@@ -68,9 +82,9 @@ def _no_duplicate_keys(node: yaml.Node | None, source: str) -> None:
                         raise InputError(f"duplicate key '{k.value}' (first on line {seen[k.value]})", file=source,
                                          line=k.start_mark.line + 1, field=str(k.value))
                     seen[k.value] = k.start_mark.line + 1
-                stack.append(v)
+                stack.append((v, inside))
         elif isinstance(n, yaml.SequenceNode):
-            stack.extend(n.value)
+            stack.extend((v, inside) for v in n.value)
 
 
 def read_yaml_file(path: Path, source: str | None = None) -> str:

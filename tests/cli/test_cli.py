@@ -98,8 +98,10 @@ def test_days_must_be_positive(tmp_path, capsys):
     assert err.value.code == 2 and "--days: must be positive" in capsys.readouterr().err
 
 
-def test_live_command_without_the_live_extra_says_what_to_install(monkeypatch, capsys):
+def test_live_command_without_the_live_extra_says_what_to_install(monkeypatch, capsys, tmp_path):
     import builtins
+
+    monkeypatch.chdir(tmp_path)  # the default state directory, .dlsched, is relative to here
 
     real = builtins.__import__
 
@@ -112,3 +114,4 @@ def test_live_command_without_the_live_extra_says_what_to_install(monkeypatch, c
     assert main(["serve", "--policy", "fcfs"]) == 2
     err = capsys.readouterr().err
     assert "needs the live runtime's packages" in err and '.[live]' in err
+    assert not (tmp_path / ".dlsched").exists()  # it failed before writing any state

@@ -8,10 +8,11 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NAMESPACE = "dlsched-tests"
 
 
-def run_service(state_dir, policy, job_files=(), *, on_tick=None, **cfg):
+def run_service(state_dir, policy, job_files=(), *, on_tick=None, listener=None, **cfg):
     """Run a service in this process until every job is done; returns the service.
 
-    ``on_tick(service)`` runs after every scheduler step (fault injection).
+    ``on_tick(service)`` runs after every scheduler step (fault injection);
+    ``listener`` is set as the store's event listener (what ``serve`` prints).
     """
     import time
 
@@ -20,6 +21,7 @@ def run_service(state_dir, policy, job_files=(), *, on_tick=None, **cfg):
     from dlsched.live.store import Store
 
     store = Store(state_dir)
+    store.listener = listener
     config = ServiceConfig(exit_when_done=True, namespace=NAMESPACE, stop_workers_on_exit=False,
                            max_time_s=cfg.pop("max_time_s", 240.0), **cfg)
     service = LiveService(store, policy, config)

@@ -13,8 +13,9 @@ def test_submit_status_cancel(tmp_path, capsys):
     assert main(["submit", str(EXAMPLES / "trace6.yaml"), "--state", state]) == 0
     assert "submitted j6" in capsys.readouterr().out
     assert main(["status", "--state", state, "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    assert [r["status"] for r in rows] == ["submitted"] * 6
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["service"]["state"] == "never"  # submitted while no service has ever run
+    assert [r["status"] for r in shown["jobs"]] == ["submitted"] * 6
     assert main(["cancel", "j2", "--state", state]) == 0
     assert "cancel requested" in capsys.readouterr().out
     assert main(["status", "--state", state]) == 0

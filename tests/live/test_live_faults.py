@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -53,10 +55,19 @@ def test_scheduler_killed_mid_run_and_restarted(ray_cluster, state_dir):
         first.send_signal(signal.SIGKILL)  # no clean-up of any kind
         first.wait(30)
     killed_at = store.now()
+    # status says the service is down (from its heartbeat) and shows the jobs' last known states
+    from dlsched.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()) as shown:
+        assert main(["status", "--state", str(state_dir), "--json"]) == 0
+    shown = json.loads(shown.getvalue())
+    assert shown["service"]["state"] == "down" and "killed or crashed" in shown["service"]["detail"]
+    assert "running" in {j["status"] for j in shown["jobs"]}
     time.sleep(1.0)  # the jobs keep training while no scheduler runs
     second = _serve(ray_cluster, state_dir)
     out, _ = second.communicate(timeout=240)
     assert second.returncode == 0, out
+    assert "adopted" in out and "finished" in out  # serve reports what happens as it happens
     check_all_finished(store, TRACE)
     start = [e for e in store.events("service-start")]
     assert len(start) == 2 and start[1]["detail"]["adopted"] >= 1  # running segments were adopted

@@ -24,3 +24,20 @@ def open_store(path: str, must_exist: bool = False):
         raise InputError("no scheduler state here (start `dlsched serve` or `dlsched submit` first)",
                          file=str(path))
     return Store(path)
+
+
+def known_capacity(path: str):
+    """The GPUs of the cluster a service on this state ran on, or None before its first start."""
+    from pathlib import Path
+
+    from dlsched.live.capacity import Capacity
+    from dlsched.live.raycluster import ClusterLayout
+
+    if not (Path(path) / "state.sqlite").exists():
+        return None
+    store = open_store(path)
+    try:
+        text = store.layout_json()
+    finally:
+        store.close()
+    return None if text is None else Capacity.of_layout(ClusterLayout.from_json(text))

@@ -29,12 +29,48 @@ def add_parser(sub) -> None:
                    help="Ray namespace of the worker actors (default: one per state directory)")
     p.add_argument("--keep-workers", action="store_true",
                    help="with --exit-when-done: leave the worker actors up for the next service")
-    p.add_argument("--max-time", type=float, default=None, help="leave after this many seconds")
+    p.add_argument("--max-time", type=float, default=None,
+                   help="leave after this many seconds of this run (jobs left unfinished)")
+    p.add_argument("--max-restarts", type=int, default=3,
+                   help="a job failing this many restarts in a row without a new checkpoint is marked "
+                        "failed (default 3)")
+    p.add_argument("--restart-backoff", type=float, default=2.0, metavar="SECONDS",
+                   help="wait before a failed job's n-th restart in a row: this x 2^(n-1), at most 60 s "
+                        "(default 2)")
+    p.add_argument("--quiet", action="store_true",
+                   help="do not print job starts, finishes, preemptions and faults as they happen")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def _known_jobs(state: str) -> set[str]:
+    """Job names the state already holds (none if there is no state yet; nothing is created)."""
+    from pathlib import Path
+
     from dlsched.commands._live import open_store
+
+    if not (Path(state) / "state.sqlite").exists():
+        return set()
+    store = open_store(state)
+    try:
+        return {r["job_id"] for r in store.jobs()}
+    finally:
+        store.close()
+
+
+def _check_numbers(args) -> None:
+    from dlsched.errors import InputError
+
+    for flag, value, low in (("--max-time", args.max_time, 0.0), ("--tick", args.tick, 0.0),
+                             ("--restart-backoff", args.restart_backoff, -1e-12)):
+        if value is not None and not value > low:  # also catches nan
+            raise InputError(f"must be {'positive' if low == 0 else 'zero or more'}, got {value}", field=flag)
+    if args.max_restarts < 0:
+        raise InputError(f"must be zero or more, got {args.max_restarts}", field="--max-restarts")
+
+
+def run(args) -> int:
+    from dlsched.commands._live import known_capacity, open_store
+    from dlsched.live.feedback import EventPrinter
     from dlsched.errors import InputError
     from dlsched.live.jobfile import load_jobs
     from dlsched.live.raycluster import EmulatedCluster, parse_emulation
@@ -44,16 +80,17 @@ def run(args) -> int:
     from dlsched.commands._common import policy_options
 
     policy = make_policy(args.policy, **policy_options(args.option, [args.policy])[args.policy])
-    jobs = [j for path in args.submit for j in load_jobs(path)]  # fail on a bad file before starting Ray
+    _check_numbers(args)
+    import ray  # noqa: F401  (without the live extra, fail here: before any state is written)
+
+    # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
+    jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state))]
     emulators = parse_emulation(args.emulate) if args.address is None else None
-    store = open_store(args.state)
-    known = {r["job_id"] for r in store.jobs()}
-    again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in known)
+    again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in _known_jobs(args.state))
     if again:  # before Ray starts, not after
-        store.close()
         raise InputError(f"job(s) {', '.join(again)} already submitted to the scheduler state in {args.state}; "
                          "serve it without --submit, or use another --state for a fresh run", field="--submit")
-    emulated = None
+    emulated = store = None
     try:
         if emulators is not None:
             emulated = EmulatedCluster(emulators)
@@ -61,9 +98,15 @@ def run(args) -> int:
             emulated.wait()
         else:
             connect(args.address)
+        # a new state's clock starts now, once Ray is up: event times and records then start
+        # near 0, not after however long Ray took to start
+        store = open_store(args.state)
+        if not args.quiet:
+            store.listener = EventPrinter()
         cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
                             max_time_s=args.max_time, namespace=args.namespace,
-                            stop_workers_on_exit=not args.keep_workers)
+                            stop_workers_on_exit=not args.keep_workers, max_restarts=args.max_restarts,
+                            restart_backoff_s=args.restart_backoff)
         service = LiveService(store, policy, cfg)
         import signal
 
@@ -72,6 +115,8 @@ def run(args) -> int:
         signal.signal(signal.SIGTERM, _term)
         try:
             if jobs:  # after the workers are up, so arrival times do not include Ray's start-up
+                # again, against the cluster now known: a job that could never run here is refused
+                jobs = [j for path in args.submit for j in load_jobs(path, service.capacity)]
                 store.submit(jobs, source=", ".join(args.submit))
         except BaseException:
             service.close()
@@ -85,7 +130,8 @@ def run(args) -> int:
 
             ray.shutdown()
             emulated.shutdown()
-        store.close()
+        if store is not None:
+            store.close()
     if args.out:
         print(f"results in {args.out}/", flush=True)
     return 0

@@ -8,17 +8,20 @@ from dlsched.commands._live import add_state_arg
 def add_parser(sub) -> None:
     p = sub.add_parser("submit", help="submit job YAML files to the live scheduler",
                        description="Validate job files and add them to the scheduler's state; "
-                                   "`dlsched serve` picks them up.")
+                                   "`dlsched serve` picks them up. Once a service has started on the "
+                                   "state, a job that could never run on its cluster is refused here.")
     p.add_argument("files", nargs="+", help="job YAML files (one job, or a 'jobs:' list)")
     add_state_arg(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from dlsched.commands._live import open_store
+    from dlsched.commands._live import known_capacity, open_store
     from dlsched.live.jobfile import load_jobs
 
-    jobs = [j for f in args.files for j in load_jobs(f)]  # validate everything before adding anything
+    capacity = known_capacity(args.state)
+    # validate everything before adding anything (or creating a state directory)
+    jobs = [j for f in args.files for j in load_jobs(f, capacity)]
     store = open_store(args.state)
     store.submit(jobs, source=", ".join(args.files))
     for j in jobs:

@@ -95,6 +95,30 @@ def set_context(ctx: AgentContext | None) -> None:
     _current = ctx
 
 
+def _rendezvous(c: AgentContext) -> dist.TCPStore:
+    """The segment's rendezvous store, listening on the master address only.
+
+    ``init_method="tcp://..."`` would have rank 0's store listen on every
+    interface; here rank 0 binds the socket to ``master_addr`` itself and hands
+    it to the store.  On a loopback master (an emulated cluster, or a plain
+    run) gloo's own connections stay on the loopback interface too.
+    """
+    import socket
+
+    if c.master_addr in ("127.0.0.1", "localhost"):
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    timeout = timedelta(seconds=c.timeout_s)
+    if c.rank != 0:
+        return dist.TCPStore(c.master_addr, c.master_port, c.world_size, False, timeout)
+    sock = socket.socket(socket.AF_INET6 if ":" in c.master_addr else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((c.master_addr, c.master_port))
+    sock.listen(128)
+    # detach: the store owns the socket from here (Python must not close it under the store)
+    return dist.TCPStore(c.master_addr, c.master_port, c.world_size, True, timeout,
+                         master_listen_fd=sock.detach())
+
+
 def _unwrap(obj):
     return obj.module if isinstance(obj, torch.nn.parallel.DistributedDataParallel) else obj
 
@@ -136,8 +160,7 @@ class TrainingAgent:
     def __enter__(self) -> "TrainingAgent":
         c = self.ctx
         if c.world_size > 1:
-            dist.init_process_group("gloo", init_method=f"tcp://{c.master_addr}:{c.master_port}",
-                                    rank=c.rank, world_size=c.world_size,
+            dist.init_process_group("gloo", store=_rendezvous(c), rank=c.rank, world_size=c.world_size,
                                     timeout=timedelta(seconds=c.timeout_s))
             self._distributed = True
         return self

@@ -51,7 +51,8 @@ def compare(store: Store, policy: JobPolicy):
 
     layout = ClusterLayout.from_json(store.get_meta("layout"))
     cluster = layout.cluster()
-    rows = [r for r in store.jobs() if r["arrival"] is not None]
+    # a job that failed or could never run has no live JCT to compare: the simulator would run it
+    rows = [r for r in store.jobs() if r["arrival"] is not None and r["status"] not in ("failed", "unschedulable")]
     jobs = [LiveJob.from_json(r["body"], r["arrival"]).spec for r in rows]
     segs = store.segments()
     perf = from_segments(cluster, segs, {j.job_id: j.model for j in jobs})

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dlsched.cluster.gpus import gpu_type
 from dlsched.errors import InputError, UnknownNameError
-from dlsched.yamlinput import line_of, load_yaml, validate
+from dlsched.live.capacity import Capacity
+from dlsched.yamlinput import line_of, load_yaml, read_yaml_file, validate
 from dlsched.workload.job import JobSpec
 
 
@@ -55,6 +56,19 @@ class JobFileEntry(BaseModel):
             return get_model(v).name
         except UnknownNameError as e:
             raise ValueError(e.reason) from None
+
+    @field_validator("args")
+    @classmethod
+    def _plain_args(cls, v: dict) -> dict:
+        # the args travel as JSON (the state database, then the worker): dates, bytes and
+        # non-string keys would not survive the trip
+        try:
+            if json.loads(json.dumps(v)) != v:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError("args must be plain data (strings, finite numbers, booleans, lists, mappings with "
+                             "string keys)") from None
+        return v
 
     @field_validator("gpu_type")
     @classmethod
@@ -112,8 +126,12 @@ def _to_live(entry: JobFileEntry, base: Path) -> LiveJob:
     return LiveJob(spec, str(script), dict(entry.args), entry.checkpoint_every, entry.delay_s)
 
 
-def parse_jobs(text: str, source: str = "<string>", base: Path | None = None) -> list[LiveJob]:
-    """Parse and validate job YAML; errors name the file, line and field."""
+def parse_jobs(text: str, source: str = "<string>", base: Path | None = None,
+               capacity: Capacity | None = None) -> list[LiveJob]:
+    """Parse and validate job YAML; errors name the file, line and field.
+
+    With ``capacity`` (the cluster is known), a job that could never run on it is an error too.
+    """
     root, data = load_yaml(text, source, "a job file must be a mapping (one job) or have a 'jobs' list")
     parsed = validate(JobFileList if "jobs" in data else JobFileEntry, data, root, source)
     entries = parsed.jobs if isinstance(parsed, JobFileList) else [parsed]
@@ -123,17 +141,31 @@ def parse_jobs(text: str, source: str = "<string>", base: Path | None = None) ->
             raise InputError(f"duplicate job name '{n}'", file=source,
                              line=line_of(root, ("jobs", i, "name")), field=f"jobs.{i}.name")
     base = base or Path.cwd()
-    jobs = [_to_live(e, base) for e in entries]
-    for i, job in enumerate(jobs):
-        if not Path(job.script).is_file():
-            loc = ("jobs", i, "script") if isinstance(parsed, JobFileList) else ("script",)
+    jobs = []
+    for i, entry in enumerate(entries):
+        loc = ("jobs", i, "script") if isinstance(parsed, JobFileList) else ("script",)
+        try:
+            job = _to_live(entry, base)
+            found = Path(job.script).is_file()
+        except (OSError, ValueError) as e:  # a path too long or with a NUL byte: not a script either
+            raise InputError(f"bad script path: {getattr(e, 'strerror', None) or e}", file=source,
+                             line=line_of(root, loc), field=".".join(str(p) for p in loc)) from None
+        if not found:
             raise InputError(f"no such script: {job.script}", file=source, line=line_of(root, loc),
                              field=".".join(str(p) for p in loc))
+        jobs.append(job)
+    for i, job in enumerate(jobs):
+        unfit = capacity.unfit(job.spec) if capacity is not None else None
+        if unfit is not None:
+            loc = (("jobs", i) if isinstance(parsed, JobFileList) else ()) + (unfit[0],)
+            raise InputError(f"job '{job.spec.job_id}' can never run on this scheduler's cluster: {unfit[1]}",
+                             file=source, line=line_of(root, loc), field=".".join(str(p) for p in loc))
     return jobs
 
 
-def load_jobs(path: str | Path) -> list[LiveJob]:
+def load_jobs(path: str | Path, capacity: Capacity | None = None) -> list[LiveJob]:
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", file=str(p))
-    return parse_jobs(p.read_text(), str(p), base=p.resolve().parent)
+    # read_yaml_file: a non-UTF-8 file is an error naming the file and line, not a traceback
+    return parse_jobs(read_yaml_file(p), str(p), base=p.resolve().parent, capacity=capacity)

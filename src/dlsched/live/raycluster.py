@@ -40,6 +40,27 @@ class NodeDef:
         return {f"gpu_type:{self.gpu_type}": float(self.gpus), f"rack:{self.rack}": 1.0}
 
 
+LOOPBACK = "127.0.0.1"
+
+
+def is_loopback(address: str | None) -> bool:
+    host = (address or "").rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+def stay_on_loopback() -> None:
+    """Make this process's Ray driver reach a loopback-bound cluster on 127.0.0.1.
+
+    ``ray.init`` rewrites a loopback address to the machine's network address
+    (so that other machines could use it), which a cluster listening on
+    127.0.0.1 only does not answer.  Ray skips that rewrite where multi-machine
+    clusters are off (its ``ENABLE_RAY_CLUSTER`` switch, read at each call), which
+    is the truth for an emulated cluster: every node is on this machine.
+    """
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
 _EMU = re.compile(r"^(\d+)x(\d+)(?::([A-Za-z0-9_.-]+))?(?:@(\d+))?$")
 
 
@@ -69,6 +90,7 @@ class EmulatedCluster:
         if not nodes:
             raise InputError("an emulated cluster needs at least one node")
         head, *rest = nodes
+        stay_on_loopback()
         self._ray = RayCluster(initialize_head=True, head_node_args=self._args(head))
         self.handles = [self._ray.head_node]
         for nd in rest:
@@ -77,7 +99,11 @@ class EmulatedCluster:
 
     @staticmethod
     def _args(nd: NodeDef) -> dict:
-        return {"num_cpus": nd.cpus, "num_gpus": nd.gpus, "resources": nd.resources()}
+        # every emulated node on the loopback address: the GCS, raylets, object managers, agents
+        # and workers then listen on 127.0.0.1 only (Ray would pick the machine's address and listen
+        # on it, unauthenticated, for anyone on the network); no dashboard (nothing here uses it)
+        return {"num_cpus": nd.cpus, "num_gpus": nd.gpus, "resources": nd.resources(),
+                "node_ip_address": LOOPBACK, "include_dashboard": False}
 
     @property
     def address(self) -> str:

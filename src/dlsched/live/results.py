@@ -2,7 +2,10 @@
 
 Records come from the store's job rows (the service keeps the same
 accounting the simulator does: queueing delay, run time, GPU-seconds,
-restarts, migrations, resizes), the series from its series table.
+restarts, migrations, resizes), the series from its series table, whose
+throughput is measured (``throughput.py``).  A ``failed`` or
+``unschedulable`` job is recorded as ``dropped`` with a reason that begins
+with what happened ("failed ...", "unschedulable ...").
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import json
 from pathlib import Path
 
 from dlsched.live.jobfile import LiveJob
-from dlsched.live.store import Store
+from dlsched.live.store import ENDED, Store
 from dlsched.report.io import write_results
 from dlsched.report.records import JobRecord, TimeSeries
 from dlsched.report.summary import summarize
@@ -35,7 +38,10 @@ def job_records(store: Store, now: float | None = None) -> list[JobRecord]:
             held = now - row["held_since"]
             run_time += held
             gpu_s += held * (len(json.loads(row["allocation"])) if row["allocation"] else s.num_gpus)
-        rec_status = status if status in ("finished", "dropped") else "unfinished"
+        # the report format knows finished / dropped / unfinished: a failed or unschedulable job is
+        # one that will not run again, so 'dropped', with the store's reason (which says which)
+        rec_status = ("finished" if status == "finished" else
+                      "dropped" if status in ENDED else "unfinished")
         out.append(JobRecord(
             s.job_id, s.model, s.num_gpus, s.gpu_type or "", s.submit_time, row["first_start"],
             row["finish_time"], rec_status, s.total_iterations, round(float(row["done_iterations"]), 6),

@@ -41,6 +41,7 @@ from dlsched.errors import DlschedError
 from dlsched.live.checkpoints import read_checkpoint_meta
 from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
 from dlsched.live.calibrated import MeasuredPerfModel
+from dlsched.live.guards import GuardsMixin
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.raycluster import ClusterLayout, layout_from_ray
 from dlsched.live.results import write_live_results
@@ -69,6 +70,12 @@ class ServiceConfig:
     max_time_s: float | None = None  # give up (jobs unfinished) after this long on the scheduler clock
     stop_workers_on_exit: bool = True  # with exit_when_done: free the Ray GPUs the slots hold
     namespace: str | None = None  # Ray namespace of the worker slots; default: one per state directory
+    # a job whose runs fail this many times in a row without a new checkpoint is marked failed
+    # (so a script that crashes at once runs max_restarts + 1 times, not forever)
+    max_restarts: int = 3
+    restart_backoff_s: float = 2.0  # wait before the n-th restart in a row: this x 2^(n-1), at most 60 s
+    sample_s: float = 1.0  # the series' throughput is measured over windows of about this long
+    heartbeat_s: float = 1.0  # how often the service writes its heartbeat to the store
 
 
 @dataclass
@@ -102,7 +109,7 @@ def _lock(state_dir: Path):
     return f
 
 
-class LiveService:
+class LiveService(GuardsMixin):
     def __init__(self, store: Store, policy: JobPolicy, config: ServiceConfig | None = None):
         import ray
 
@@ -145,10 +152,10 @@ class LiveService:
         self._next_round: float | None = None
         self._dirty = True
         self._last_node_check = -math.inf
-        self._last_sample = None
         self._idle_since: float | None = None
         self._restore_times: list[float] = []
         self._ports_given: dict[int, float] = {}  # rendezvous port -> when handed out (monotonic)
+        self._init_guards()
         if old_policy and old_policy != policy.name:
             store.event(store.now(), None, "policy-change", old=old_policy, new=policy.name)
         self._start_slots()
@@ -303,13 +310,17 @@ class LiveService:
                     break
                 time.sleep(max(0.0, cfg.tick_s - (time.monotonic() - t0)))
         finally:
-            self.close(kill_workers=cfg.exit_when_done and cfg.stop_workers_on_exit and not self.jobs)
+            self.close(kill_workers=cfg.exit_when_done and cfg.stop_workers_on_exit
+                       and not self.jobs and not self._held)
         return 0
 
     def step(self) -> bool:
         """One tick; True when the service should leave."""
         cfg = self.cfg
         now = self.store.now()
+        if self._run_start is None:
+            self._run_start = now
+        self._heartbeat(now)
         self._ingest(now)
         if now - self._last_node_check >= cfg.node_check_s:
             self._last_node_check = now
@@ -318,17 +329,20 @@ class LiveService:
         self._maybe_schedule(now)
         self._actuate(now)
         self._sample(now)
-        if cfg.max_time_s is not None and now >= cfg.max_time_s:
-            return True
+        if cfg.max_time_s is not None and now - self._run_start >= cfg.max_time_s:
+            return True  # counted from this run's start, not from when the state was made
         if cfg.exit_when_done:
             due = self.store.db.execute("SELECT COUNT(*) FROM jobs WHERE status='submitted'").fetchone()[0]
-            if not self.jobs and not due and not self.ending:
+            if not self.jobs and not self._held and not due and not self.ending:
                 self._idle_since = self._idle_since if self._idle_since is not None else now
                 return now - self._idle_since >= cfg.idle_exit_s
             self._idle_since = None
         return False
 
     def close(self, kill_workers: bool = False) -> None:
+        if self._lockfile is not None:
+            self._flush_series(self.store.now())
+            self.store.beat(os.getpid(), stopped=True)
         if self.cfg.out_dir:
             self.write_results(self.cfg.out_dir)
         if kill_workers:
@@ -352,12 +366,15 @@ class LiveService:
     def _ingest(self, now: float) -> None:
         st = self.store
         wall = time.time()
+        self._release_held(now)
         for row in st.jobs("submitted"):
             live0 = LiveJob.from_json(row["body"], 0.0)
             if wall < row["submitted_wall"] + live0.delay_s:
                 continue
             arrival = row["submitted_wall"] + live0.delay_s - st.epoch
             live = LiveJob.from_json(row["body"], arrival)
+            if self._hold_unschedulable(live, arrival, now):
+                continue
             job = JobState(live.spec, live.spec.total_iterations, updated_at=now, queued_since=arrival)
             self.jobs[job.job_id] = job
             self.live[job.job_id] = live
@@ -372,6 +389,8 @@ class LiveService:
             if row[1] == "submitted":
                 st.update_job(jid, status="dropped", reason="cancelled by user", cancel_requested=0)
                 continue
+            if jid in self._held:  # waiting out a restart backoff: back in view, then dropped as usual
+                self._unhold(jid, now)
             with st.tx():
                 self._drop(self.jobs[jid], now, "cancelled by user")
                 st.update_job(jid, cancel_requested=0)
@@ -450,6 +469,7 @@ class LiveService:
             why = self._rank_gone(g, reply, seg)
             if rank == 0 and not reply.get("dead") and why != "lost":
                 seg.rank0 = reply
+                self._count_progress(seg, reply)
             if why is not None:
                 seg.outcomes[rank] = why
                 del self.phys[g]
@@ -636,6 +656,7 @@ class LiveService:
             self._requeue(job, now)
             self.store.event(now, job.job_id, "fault", reason=reason, resume_from=job.done_iterations)
         self._dirty = True
+        self._after_fault(job, now, reason)  # restart limit and backoff
 
     def _drop(self, job: JobState, now: float, reason: str) -> None:
         with self.store.tx():
@@ -801,21 +822,20 @@ class LiveService:
     # ================================================================== 6. series
 
     def _sample(self, now: float) -> None:
-        running = [j for j in self.jobs.values() if j.status == JobStatus.RUNNING]
-        busy = sum(len(j.allocation.gpus) for j in running)
-        queued = len(self.jobs) - len(running)
-        thr = sum(j.rate * j.spec.batch_size for j in running
-                  if (s := self.segs.get(j.job_id)) is not None and s.state == "running")
-        key = (busy, len(running), queued, round(thr, 3))
-        if key != self._last_sample:
-            self._last_sample = key
-            self.store.series_sample(now, busy, len(running), queued, thr)
+        """Series rows from measured progress (ThroughputMeter), never from priced rates."""
+        for row in self.meter.sample(now, self._series_state()):
+            self.store.series_sample(*row)
+        self.meter.forget({(s.job_id, s.number) for s in self.segs.values()} | set(self.ending))
 
 
 def connect(address: str | None, namespace: str = "dlsched") -> None:
     """Join a Ray cluster by address (``auto`` finds a local one); no address: caller starts one."""
     import ray
 
+    from dlsched.live.raycluster import is_loopback, stay_on_loopback
+
+    if is_loopback(address):  # an emulated cluster (ours or a test's): keep the driver on 127.0.0.1 too
+        stay_on_loopback()
     if not ray.is_initialized():
         ray.init(address=address, namespace=namespace, log_to_driver=False,
                  logging_level="WARNING", configure_logging=False)

@@ -16,6 +16,7 @@ same time axis.
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     body TEXT NOT NULL,                 -- LiveJob as JSON
     submitted_wall REAL NOT NULL,
     arrival REAL,                       -- scheduler clock; NULL until the service takes it in
-    status TEXT NOT NULL,               -- submitted|pending|running|suspended|finished|dropped
+    status TEXT NOT NULL,               -- submitted|pending|running|suspended|finished|dropped|failed|unschedulable
     total_iterations INTEGER NOT NULL,
     done_iterations REAL NOT NULL DEFAULT 0,
     checkpoint_iteration INTEGER NOT NULL DEFAULT 0,
@@ -73,6 +74,8 @@ CREATE TABLE IF NOT EXISTS series (
 """
 
 ACTIVE = ("pending", "running", "suspended")
+# a job in one of these will not run again: nothing to wait for
+ENDED = ("finished", "dropped", "failed", "unschedulable")
 
 
 class Store:
@@ -88,6 +91,8 @@ class Store:
         self.db.executescript(SCHEMA)  # idempotent (IF NOT EXISTS); runs outside any transaction
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)", (repr(time.time()),))
         self.epoch = float(self.get_meta("epoch"))
+        # called with (time, job_id, kind, detail) after every event: the service's live feedback
+        self.listener = None
 
     @property
     def checkpoint_root(self) -> Path:
@@ -123,6 +128,25 @@ class Store:
         self.db.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
                         (key, value))
 
+    # ------------------------------------------------------------------ service heartbeat
+
+    def beat(self, pid: int, stopped: bool = False) -> None:
+        """The service is alive (written every few ticks); ``stopped`` when it leaves cleanly."""
+        self.set_meta("heartbeat", json.dumps({"wall": time.time(), "pid": pid, "host": socket.gethostname(),
+                                               "stopped": stopped}))
+
+    def heartbeat(self) -> dict | None:
+        """The last heartbeat, with its ``age_s``; None if no service ever ran on this state."""
+        text = self.get_meta("heartbeat")
+        if text is None:
+            return None
+        hb = json.loads(text)
+        return {**hb, "age_s": max(0.0, time.time() - hb["wall"])}
+
+    def layout_json(self) -> str | None:
+        """The cluster layout the service stored on its first start (None before that)."""
+        return self.get_meta("layout")
+
     # ------------------------------------------------------------------ client side
 
     def submit(self, jobs, source: str = "") -> None:
@@ -142,7 +166,7 @@ class Store:
         row = self.db.execute("SELECT status FROM jobs WHERE job_id=?", (job_id,)).fetchone()
         if row is None:
             raise InputError(f"no job '{job_id}' in {self.path}")
-        if row[0] in ("finished", "dropped"):
+        if row[0] in ENDED:
             return row[0]
         self.db.execute("UPDATE jobs SET cancel_requested=1 WHERE job_id=?", (job_id,))
         return "cancel requested"
@@ -189,6 +213,8 @@ class Store:
     def event(self, t: float, job_id: str | None, kind: str, **detail) -> None:
         self.db.execute("INSERT INTO events (time, job_id, kind, detail) VALUES (?, ?, ?, ?)",
                         (t, job_id, kind, json.dumps(detail, sort_keys=True)))
+        if self.listener is not None:
+            self.listener(t, job_id, kind, detail)
 
     def events(self, kind: str | None = None) -> list[dict]:
         q = "SELECT * FROM events" + (" WHERE kind=?" if kind else "") + " ORDER BY id"

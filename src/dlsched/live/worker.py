@@ -53,7 +53,7 @@ class GpuSlot:
     def free_port(self) -> int:
         """A free TCP port on this node for the segment's rendezvous (rank 0's slot is asked)."""
         with socket.socket() as s:
-            s.bind(("", 0))
+            s.bind((ray.util.get_node_ip_address(), 0))  # the address ranks will reach, not every interface
             return s.getsockname()[1]
 
     def status(self) -> dict:
@@ -139,7 +139,9 @@ class GpuSlot:
             else:
                 error = f"script returned without finishing its iterations (agent outcome {outcome!r})"
         except BaseException as e:  # the script's failure is the segment's, never the slot's
-            error = "".join(traceback.format_exception_only(type(e), e)).strip()[-2000:]
+            # the traceback's last lines: where the script failed as well as why
+            lines = "".join(traceback.format_exception(type(e), e, e.__traceback__)).strip().splitlines()
+            error = "\n".join(lines[-12:])[-2000:]
         finally:
             sys.argv = saved_argv
             agent.set_context(None)
