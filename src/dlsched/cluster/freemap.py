@@ -1,7 +1,9 @@
 """GPU-id-level occupancy with O(1) free counts per node, rack and GPU type.
 
-A GPU holds a count of jobs: 0 is free, 1 is owned, more than 1 only where a
-policy packs jobs on purpose (Gandiva).  Counts of *free* GPUs (occupancy 0)
+A GPU holds a count of jobs and one sharing mode: free, exclusive (one job),
+packed or sliced (any number of jobs of that one mode, on purpose: Gandiva).
+The map refuses an exclusive job on a held GPU and a shared job beside a job
+of another mode, so no engine bug can put two jobs on a GPU by accident.  Counts of *free* GPUs (occupancy 0)
 are kept per node, per (rack, type) and per type, and updated on every
 change, so "how many free GPUs of type T on node/rack" is an array lookup.
 """
@@ -14,10 +16,16 @@ from dlsched.cluster.topology import Cluster
 from dlsched.errors import InvariantError
 
 
+# per-GPU mode codes (``FreeMap.mode``)
+FREE, EXCLUSIVE, PACKED, SLICED = 0, 1, 2, 3
+MODE_CODES = {"exclusive": EXCLUSIVE, "packed": PACKED, "sliced": SLICED}
+
+
 class FreeMap:
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self.occupancy = np.zeros(cluster.num_gpus, dtype=np.int16)
+        self.mode = np.zeros(cluster.num_gpus, dtype=np.int8)  # FREE where occupancy is 0
         self.node_free = cluster.node_gpus.astype(np.int32).copy()
         ntypes = len(cluster.gpu_types)
         self.rack_type_free = np.zeros((cluster.num_racks, ntypes), dtype=np.int32)
@@ -30,6 +38,7 @@ class FreeMap:
         new = FreeMap.__new__(FreeMap)
         new.cluster = self.cluster
         new.occupancy = self.occupancy.copy()
+        new.mode = self.mode.copy()
         new.node_free = self.node_free.copy()
         new.rack_type_free = self.rack_type_free.copy()
         new.type_free = self.type_free.copy()
@@ -66,16 +75,29 @@ class FreeMap:
         np.add.at(self.type_free, c.node_type[nodes], sign)
         self.total_free += sign * len(gpus)
 
-    def allocate(self, gpus, *, shared: bool = False) -> None:
-        """Mark GPUs as held by one more job. Without ``shared`` they must all be free."""
+    def allocate(self, gpus, *, shared: bool = False, mode: str | None = None) -> None:
+        """Mark GPUs as held by one more job of ``mode`` ("exclusive" unless given; ``shared`` means "packed").
+
+        An exclusive job needs free GPUs; a packed or sliced one needs GPUs that
+        are free or hold only jobs of its own mode.
+        """
+        code = MODE_CODES[mode] if mode is not None else (PACKED if shared else EXCLUSIVE)
         g = np.unique(np.asarray(gpus, dtype=np.int64))
         if g.size != len(gpus):
             raise InvariantError(f"allocation lists a GPU twice: {sorted(gpus)}")
         occ = self.occupancy[g]
-        if not shared and occ.any():
-            raise InvariantError(f"GPUs already held: {g[occ > 0].tolist()}")
+        if code == EXCLUSIVE:
+            if occ.any():
+                raise InvariantError(f"GPUs already held: {g[occ > 0].tolist()}")
+        else:
+            clash = (occ > 0) & (self.mode[g] != code)
+            if clash.any():
+                name = {v: k for k, v in MODE_CODES.items()}[code]
+                raise InvariantError(f"GPUs {g[clash].tolist()} hold jobs of another sharing mode; "
+                                     f"a {name} job cannot join them")
         newly = g[occ == 0]
         self.occupancy[g] += 1
+        self.mode[g] = code
         if newly.size:
             self._count(newly, -1)
 
@@ -86,6 +108,7 @@ class FreeMap:
         self.occupancy[g] -= 1
         freed = g[self.occupancy[g] == 0]
         if freed.size:
+            self.mode[freed] = FREE
             self._count(freed, +1)
 
     def check(self) -> None:
@@ -99,3 +122,7 @@ class FreeMap:
             raise InvariantError("total free count drifted from the occupancy map")
         if (self.occupancy < 0).any():
             raise InvariantError("negative GPU occupancy")
+        if ((self.occupancy == 0) != (self.mode == FREE)).any():
+            raise InvariantError("a GPU's sharing mode disagrees with its occupancy")
+        if ((self.mode == EXCLUSIVE) & (self.occupancy > 1)).any():
+            raise InvariantError("an exclusive GPU is held by more than one job")

@@ -41,6 +41,7 @@ import itertools
 import time
 from statistics import median
 
+from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (CRIUS_REPLAN, MAX_GPUS_PER_JOB, Shape, ShapeTable,
@@ -93,7 +94,6 @@ class Crius(JobPolicy):
         self._est_time: dict[str, dict[Shape, float]] = {}  # estimated s/iteration per shape (DDL)
         self._new: list[str] = []  # arrivals since the last call
         self._opp: dict[str, float] = {}  # opportunistic job -> time it was launched
-        self._cluster = None
         self.overheads: list[float] = []  # seconds of policy work per arriving job
         self.calls = 0
         self.dropped_early = 0
@@ -129,8 +129,9 @@ class Crius(JobPolicy):
         self._est_time.pop(job.job_id, None)
         self._opp.pop(job.job_id, None)
 
-    def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
-        return replan_overhead(CRIUS_REPLAN, job, new, self._cluster, kind)
+    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
+                 kind: str) -> float | None:
+        return replan_overhead(CRIUS_REPLAN, job, new, cluster, kind)
 
     # ------------------------------------------------------------------ Cells
 
@@ -181,7 +182,6 @@ class Crius(JobPolicy):
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster
-        self._cluster = cluster
         self.calls += 1
         jobs = view.jobs
         running = view.running()
