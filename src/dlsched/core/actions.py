@@ -24,3 +24,4 @@ class Action:
     old_gpus: tuple[int, ...] = ()
     cost_s: float = 0.0  # overhead charged before the job makes progress again
     by_policy: bool = False  # the cost came from ``policy.overhead`` (not the engine's default)
+    detail: str = ""  # a drop's reason

@@ -82,6 +82,16 @@ class ExecutionCore:
             self.events.append(CoreEvent(now, job.job_id, "submit", (), 0.0, ""))
         self.policy.on_submit(job, now)
 
+    def adopt(self, job: JobState) -> None:
+        """Take in a job as it already is (the live service rebuilding its state after a restart)."""
+        self.jobs[job.job_id] = job
+        if job.status == JobStatus.RUNNING:
+            self.free.allocate(job.allocation.gpus, mode=job.allocation.mode)
+            self.running[job.job_id] = job
+        else:
+            self.queue[job.job_id] = job
+            self._queue_sorted = False
+
     def ready(self, job: JobState, now: float) -> None:
         """The job's overhead is paid: progress begins."""
         self._log(now, job.job_id, "ready", job.allocation.gpus if job.allocation else ())
@@ -111,7 +121,7 @@ class ExecutionCore:
         elif job.status in _QUEUED:
             job.queued_time += now - job.queued_since
             job.queued_since = now
-        actions.append(Action("drop", job.job_id, (), gpus))
+        actions.append(Action("drop", job.job_id, (), gpus, detail=reason))
         self._log(now, job.job_id, "drop", gpus, detail=reason)
         self._record(job, "dropped", reason, now)
         self.policy.on_finish(job, now)
@@ -152,10 +162,14 @@ class ExecutionCore:
     # ------------------------------------------------------------------ accounting
 
     def settle(self, job: JobState, now: float) -> None:
-        """Bring a running job's counters up to ``now``."""
+        """Bring a running job's counters up to ``now``.
+
+        Live (not ``fluid``), ``now`` may lie a little before the last settle: a
+        worker's finish time is reported after the poll that already counted it.
+        """
         if job.status == JobStatus.RUNNING:
             dt = now - job.updated_at
-            if dt > 0:
+            if dt > 0 or (dt < 0 and not self.fluid):
                 job.run_time += dt
                 job.gpu_seconds += dt * len(job.allocation.gpus)
                 start = max(job.updated_at, job.ready_at)
