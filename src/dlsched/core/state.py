@@ -262,8 +262,8 @@ class ExecutionCore:
         self.running[job.job_id] = job
         actions.append(Action(kind, job.job_id, gpus, old.gpus if old else (), cost, by_policy))
         self._log(now, job.job_id, kind, gpus, cost, f"from {list(old.gpus)}" if old and old.gpus != gpus else "")
-        if job.ready_at <= now:
-            self.ready(job, now)
+        if self.fluid and job.ready_at <= now:
+            self.ready(job, now)  # live learns readiness from the worker's first iteration instead
         touched = {job.job_id}
         if alloc.shared:
             for g in gpus:

@@ -131,8 +131,21 @@ class LiveService:
                 self._replace_layout()
         old_policy = store.get_meta("policy")
         store.set_meta("policy", policy.name)
-        self.cluster = self.layout.cluster()
-        self.perf = MeasuredPerfModel(self.cluster)
+        self._init_state(self.layout.cluster())
+        if old_policy and old_policy != policy.name:
+            store.event(store.now(), None, "policy-change", old=old_policy, new=policy.name)
+        self._start_slots()
+        self._recover()
+
+    def _init_state(self, cluster) -> None:
+        """The scheduler's in-memory state: the execution core and what the actuation tracks.
+
+        Separate from Ray and the slots, so a test can drive the decision path
+        with a fake agent layer.
+        """
+        self.cluster = cluster
+        self.perf = MeasuredPerfModel(cluster)
+        policy = self.policy
         # the execution core the simulator uses: same diff, costs, accounting and records; progress
         # is what the workers report (not fluid), and costs are paid for real, not modelled
         self.core = ExecutionCore(self.cluster, policy, self.perf, EngineCosts(), fluid=False,
@@ -156,10 +169,6 @@ class LiveService:
         self._idle_since: float | None = None
         self._restore_times: list[float] = []
         self._ports_given: dict[int, float] = {}  # rendezvous port -> when handed out (monotonic)
-        if old_policy and old_policy != policy.name:
-            store.event(store.now(), None, "policy-change", old=old_policy, new=policy.name)
-        self._start_slots()
-        self._recover()
 
     # ================================================================== startup
 
@@ -491,6 +500,7 @@ class LiveService:
             if seg.kind != "start":
                 self._restore_times.append(seg.ready_at - seg.placed_at)
             st.put_segment(job.job_id, seg.number, state="running", ready_at=seg.ready_at)
+            self.core.ready(job, seg.ready_at)
             st.event(now, job.job_id, "ready", segment=seg.number, how=seg.kind,
                      overhead=seg.ready_at - seg.placed_at)
         done = float(r.get("iterations", job.done_iterations))
