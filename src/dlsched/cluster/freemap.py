@@ -16,6 +16,15 @@ from dlsched.cluster.topology import Cluster
 from dlsched.errors import InvariantError
 
 
+_SMALL = 32  # allocations up to this many GPUs are counted with scalar updates
+
+
+def _index_lists(cluster: Cluster) -> tuple[list[int], list[int], list[int]]:
+    """GPU -> node, node -> rack, node -> type as Python lists (scalar lookups in lists are cheapest)."""
+    return cluster.derived("freemap.index_lists", lambda: (
+        cluster.gpu_node.tolist(), cluster.node_rack.tolist(), cluster.node_type.tolist()))
+
+
 # per-GPU mode codes (``FreeMap.mode``)
 FREE, EXCLUSIVE, PACKED, SLICED = 0, 1, 2, 3
 MODE_CODES = {"exclusive": EXCLUSIVE, "packed": PACKED, "sliced": SLICED}
@@ -67,12 +76,22 @@ class FreeMap:
 
     # ---------------------------------------------------------------- changes
 
-    def _count(self, gpus: np.ndarray, sign: int) -> None:
+    def _count(self, gpus, sign: int) -> None:
         c = self.cluster
-        nodes = c.gpu_node[gpus]
-        np.add.at(self.node_free, nodes, sign)
-        np.add.at(self.rack_type_free, (c.node_rack[nodes], c.node_type[nodes]), sign)
-        np.add.at(self.type_free, c.node_type[nodes], sign)
+        if len(gpus) > _SMALL:
+            nodes = c.gpu_node[np.asarray(gpus, dtype=np.int64)]
+            np.add.at(self.node_free, nodes, sign)
+            np.add.at(self.rack_type_free, (c.node_rack[nodes], c.node_type[nodes]), sign)
+            np.add.at(self.type_free, c.node_type[nodes], sign)
+        else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
+            gpu_node, node_rack, node_type = _index_lists(c)
+            node_free, rack_type_free, type_free = self.node_free, self.rack_type_free, self.type_free
+            for g in gpus:
+                node = gpu_node[g]
+                t = node_type[node]
+                node_free[node] += sign
+                rack_type_free[node_rack[node], t] += sign
+                type_free[t] += sign
         self.total_free += sign * len(gpus)
 
     def allocate(self, gpus, *, shared: bool = False, mode: str | None = None) -> None:
@@ -82,33 +101,48 @@ class FreeMap:
         are free or hold only jobs of its own mode.
         """
         code = MODE_CODES[mode] if mode is not None else (PACKED if shared else EXCLUSIVE)
-        g = np.unique(np.asarray(gpus, dtype=np.int64))
-        if g.size != len(gpus):
-            raise InvariantError(f"allocation lists a GPU twice: {sorted(gpus)}")
-        occ = self.occupancy[g]
-        if code == EXCLUSIVE:
-            if occ.any():
-                raise InvariantError(f"GPUs already held: {g[occ > 0].tolist()}")
-        else:
-            clash = (occ > 0) & (self.mode[g] != code)
-            if clash.any():
+        gl = [int(g) for g in gpus]
+        if len(set(gl)) != len(gl):
+            raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
+        occupancy, modes = self.occupancy, self.mode
+        held = [g for g in gl if occupancy[g]]
+        if held:
+            if code == EXCLUSIVE:
+                raise InvariantError(f"GPUs already held: {sorted(held)}")
+            clash = [g for g in held if modes[g] != code]
+            if clash:
                 name = {v: k for k, v in MODE_CODES.items()}[code]
-                raise InvariantError(f"GPUs {g[clash].tolist()} hold jobs of another sharing mode; "
+                raise InvariantError(f"GPUs {sorted(clash)} hold jobs of another sharing mode; "
                                      f"a {name} job cannot join them")
-        newly = g[occ == 0]
-        self.occupancy[g] += 1
-        self.mode[g] = code
-        if newly.size:
+            newly = [g for g in gl if not occupancy[g]]
+        else:
+            newly = gl
+        if len(gl) > _SMALL:
+            idx = np.asarray(gl, dtype=np.int64)
+            occupancy[idx] += 1
+            modes[idx] = code
+        else:
+            for g in gl:
+                occupancy[g] += 1
+                modes[g] = code
+        if newly:
             self._count(newly, -1)
 
     def release(self, gpus) -> None:
-        g = np.asarray(gpus, dtype=np.int64)
-        if (self.occupancy[g] <= 0).any():
-            raise InvariantError(f"releasing GPUs that are not held: {g[self.occupancy[g] <= 0].tolist()}")
-        self.occupancy[g] -= 1
-        freed = g[self.occupancy[g] == 0]
-        if freed.size:
-            self.mode[freed] = FREE
+        gl = [int(g) for g in gpus]
+        occupancy = self.occupancy
+        idle = [g for g in gl if occupancy[g] <= 0]
+        if idle:
+            raise InvariantError(f"releasing GPUs that are not held: {idle}")
+        freed = []
+        modes = self.mode
+        for g in gl:
+            left = occupancy[g] - 1
+            occupancy[g] = left
+            if not left:
+                modes[g] = FREE
+                freed.append(g)
+        if freed:
             self._count(freed, +1)
 
     def check(self) -> None:

@@ -60,14 +60,18 @@ class ExecutionCore:
 
     # ------------------------------------------------------------------ queue and log
 
-    def queued(self) -> list[JobState]:
-        """Pending and suspended jobs in submission order (ties by job id): ``view.queued()``."""
+    def queued(self):
+        """Pending and suspended jobs in submission order (ties by job id): ``view.queued()``.
+
+        A read-only view of the queue, not a copy: a long backlog costs nothing
+        to a policy that looks only at its head.
+        """
         if not self._queue_sorted:
             order = sorted(self.queue.values(), key=lambda j: (j.spec.submit_time, j.spec.job_id))
             self.queue.clear()
             self.queue.update((j.job_id, j) for j in order)
             self._queue_sorted = True
-        return list(self.queue.values())
+        return self.queue.values()
 
     def _log(self, now: float, job_id: str, kind: str, gpus=(), cost: float = 0.0, detail: str = "") -> None:
         if self.events is not None:

@@ -142,8 +142,12 @@ class ClusterView:
         self._queue_fn = queue_fn
         self._running = running
 
-    def queued(self) -> list[JobState]:
-        """Pending and suspended jobs in submission order (ties by job id)."""
+    def queued(self) -> Iterable[JobState]:
+        """Pending and suspended jobs in submission order (ties by job id).
+
+        Iterate it within ``schedule``; it may be a live view of the engine's
+        queue (no copy), so keep ``list(view.queued())`` if you need it later.
+        """
         if self._queue_fn is not None:
             return self._queue_fn()
         q = [j for j in self.jobs.values()

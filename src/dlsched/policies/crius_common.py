@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Cluster
@@ -45,7 +46,7 @@ def resolve_type(cluster: Cluster, name: str | None) -> int | None:
         return None
 
 
-def queued_jobs(view: ClusterView) -> list[JobState]:
+def queued_jobs(view: ClusterView) -> Iterable[JobState]:
     """Pending and suspended jobs in submission order: the one queue API, ``view.queued()``."""
     return view.queued()
 
