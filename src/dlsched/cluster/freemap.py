@@ -41,6 +41,8 @@ class FreeMap:
         np.add.at(self.rack_type_free, (cluster.node_rack, cluster.node_type), cluster.node_gpus)
         self.type_free = cluster.type_gpus.astype(np.int64).copy()
         self.total_free = cluster.num_gpus
+        self.version = 0  # bumped whenever the set of free GPUs changes: "nothing freed since" is one comparison
+        self._lists = _index_lists(cluster)
 
     def copy(self) -> "FreeMap":
         """A scratch copy for planning (policies try allocations on it, never on the engine's)."""
@@ -52,6 +54,8 @@ class FreeMap:
         new.rack_type_free = self.rack_type_free.copy()
         new.type_free = self.type_free.copy()
         new.total_free = self.total_free
+        new.version = self.version
+        new._lists = self._lists
         return new
 
     # ---------------------------------------------------------------- O(1) queries
@@ -84,7 +88,7 @@ class FreeMap:
             np.add.at(self.rack_type_free, (c.node_rack[nodes], c.node_type[nodes]), sign)
             np.add.at(self.type_free, c.node_type[nodes], sign)
         else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
-            gpu_node, node_rack, node_type = _index_lists(c)
+            gpu_node, node_rack, node_type = self._lists
             node_free, rack_type_free, type_free = self.node_free, self.rack_type_free, self.type_free
             for g in gpus:
                 node = gpu_node[g]
@@ -93,6 +97,7 @@ class FreeMap:
                 rack_type_free[node_rack[node], t] += sign
                 type_free[t] += sign
         self.total_free += sign * len(gpus)
+        self.version += 1
 
     def allocate(self, gpus, *, shared: bool = False, mode: str | None = None) -> None:
         """Mark GPUs as held by one more job of ``mode`` ("exclusive" unless given; ``shared`` means "packed").
