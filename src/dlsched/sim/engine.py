@@ -188,7 +188,8 @@ class Simulator:
         if self._version.get(jid) != ver:
             return False
         job = self.core.jobs[jid]
-        self._forget(job)
+        del self._version[jid]  # every prediction of a recorded job is stale
+        self._drop_contrib(jid)
         self._carry_out(self.core.finish(job, self.now))
         self.done += 1
         return True
