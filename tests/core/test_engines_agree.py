@@ -18,7 +18,7 @@ from dlsched.cluster import Cluster
 from dlsched.live.calibrated import MeasuredPerfModel
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.results import job_records
-from dlsched.live.service import LiveService, ServiceConfig
+from dlsched.live.service import LiveService, ServiceConfig, ServiceError
 from dlsched.live.store import Store
 from dlsched.policies.base import Allocation, Decision, JobPolicy, JobState
 from dlsched.sim import SimConfig, Simulator
@@ -88,13 +88,18 @@ class FakeSlot:
         raise AssertionError(f"the test's decisions should not reach a worker ({name})")
 
 
-def serve(cluster, tmp_path):
-    policy = Script()
-    policy.reset()
+def fake_service(cluster, tmp_path, policy):
     svc = LiveService.__new__(LiveService)  # no Ray: the state and decision path only
     svc.store, svc.policy, svc.cfg = Store(tmp_path / "state"), policy, ServiceConfig()
     svc._init_state(cluster)
     svc.slots = {g: FakeSlot() for g in range(cluster.num_gpus)}
+    return svc
+
+
+def serve(cluster, tmp_path):
+    policy = Script()
+    policy.reset()
+    svc = fake_service(cluster, tmp_path, policy)
     actions: list = []
     recording(svc.core, actions)
     jobs = [LiveJob(s, "/nonexistent/train.py") for s in specs()]
@@ -134,3 +139,13 @@ def test_simulator_and_live_get_the_same_actions_and_records(cluster, tmp_path):
     assert (by["a"].migrations, by["a"].resizes, by["b"].migrations, by["b"].restarts) == (0, 1, 1, 1)
     assert by["c"].status == "dropped" and by["c"].gpu_seconds == pytest.approx(2 * 20.0)
     assert res.records[0].done_iterations > 0  # the simulator's progress is computed, live's measured
+
+
+def test_live_refuses_shared_allocations_before_touching_its_state(cluster, tmp_path):
+    svc = fake_service(cluster, tmp_path, Script())
+    spec = specs()[1]
+    svc.core.submit(JobState(spec, 10, queued_since=0.0), 0.0)
+    packed = Decision(allocate={"b": Allocation.of([0], mode="packed")})
+    with pytest.raises(ServiceError, match="policy script asked to share GPUs \\(packed\\) for job\\(s\\) b"):
+        svc._apply(packed, 1.0)
+    assert svc.free.total_free == cluster.num_gpus and list(svc.core.queue) == ["b"]
