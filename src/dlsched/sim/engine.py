@@ -135,24 +135,20 @@ class Simulator:
             self.now = self.config.max_time
             return False
         self.now = t
-        wants_call = False
+        self._changed = self._round_due = False  # set by the handlers
         while self.cursor < n and specs[self.cursor].submit_time == t:
             self._on_arrival(specs[self.cursor])
             self.cursor += 1
             self.events += 1
-            wants_call = True
-        is_round = False
         while self._heap and self._heap[0][0] == t:
             _, _, kind, jid, ver = heapq.heappop(self._heap)
             self.events += 1
-            outcome = self._handlers[kind](jid, ver)
-            wants_call |= outcome is True
-            is_round |= outcome == "round"
+            self._handlers[kind](jid, ver)
         if core.jobs:  # an empty cluster has no rounds: empty time costs nothing
             nxt = self.rounds.arm(t)
             if nxt is not None:
                 self._push(nxt, _ROUND, "", 0)
-        if is_round or (wants_call and self.policy.schedule_on_events):
+        if self._round_due or (self._changed and self.policy.schedule_on_events):
             self._call_policy()
         if self.config.record_series:
             self._sample()
@@ -177,36 +173,38 @@ class Simulator:
         return SimResult(core.records, self.series, summary, params, stats, core.events or [])
 
     # ------------------------------------------------------------------ one handler per event kind
+    # Each takes (job id, version) from the heap entry; ``_changed`` asks for a policy call
+    # (if the policy wants one on events), ``_round_due`` for a round's call.
 
     def _on_arrival(self, spec: JobSpec) -> None:
         now = self.now
         job = JobState(spec, total_iterations(spec, self.perf), updated_at=now, queued_since=now)
         self._version[spec.job_id] = 0
         self.core.submit(job, now)
+        self._changed = True
 
-    def _on_complete(self, jid: str, ver: int) -> bool:
+    def _on_complete(self, jid: str, ver: int) -> None:
         if self._version.get(jid) != ver:
-            return False
+            return  # superseded by a later change to the job
         job = self.core.jobs[jid]
         del self._version[jid]  # every prediction of a recorded job is stale
         self._drop_contrib(jid)
         self._carry_out(self.core.finish(job, self.now))
         self.done += 1
-        return True
+        self._changed = True
 
-    def _on_ready(self, jid: str, ver: int) -> bool:
+    def _on_ready(self, jid: str, ver: int) -> None:
         if self._version.get(jid) == ver:
             job = self.core.jobs[jid]
             self._set_contrib(job)
             self.core.ready(job, self.now)
-        return False
 
-    def _on_round(self, jid: str, ver: int) -> str:
+    def _on_round(self, jid: str, ver: int) -> None:
         self.rounds.fire(self.now)
-        return "round"
+        self._round_due = True
 
-    def _on_wakeup(self, jid: str, ver: int) -> bool:
-        return True
+    def _on_wakeup(self, jid: str, ver: int) -> None:
+        self._changed = True
 
     # ------------------------------------------------------------------ the policy and its decisions
 
