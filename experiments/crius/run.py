@@ -60,13 +60,10 @@ def _policy(name: str):
     p = make_policy(name)
     if name in ("fcfs", "gandiva"):
         # baselines re-plan with a full search (the authors' simulator); FCFS does not know that
-        cluster_ref = {}
-
-        def overhead(job, old, new, kind, _p=p):
-            return replan_overhead(FULL_REPLAN, job, new, cluster_ref["c"], kind)
+        def overhead(cluster, job, old, new, kind):
+            return replan_overhead(FULL_REPLAN, job, new, cluster, kind)
 
         p.overhead = overhead
-        p._cluster_ref = cluster_ref
     return p
 
 
@@ -94,8 +91,6 @@ def run_scenario(name: str, cluster, jobs, policies, max_time=None) -> dict:
     out = {}
     for pol in policies:
         p = _policy(pol)
-        if hasattr(p, "_cluster_ref"):
-            p._cluster_ref["c"] = cluster
         t0 = time.perf_counter()
         res = Simulator(cluster, p, jobs, perf=perf, config=SimConfig(seed=0, max_time=max_time)).run()
         m = metrics(res, len(jobs))

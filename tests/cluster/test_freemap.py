@@ -32,10 +32,19 @@ def test_double_allocation_is_refused(sim):
         f.allocate([1, 2])
     with pytest.raises(InvariantError, match="not held"):
         f.release([5])
-    f.allocate([1, 2], shared=True)  # packing is explicit
-    assert f.occupancy[1] == 2
-    f.release([1, 2])
-    assert f.occupancy[1] == 1 and f.is_free([2])
+    # a packed job beside an exclusive one is refused, as is an exclusive job on a packed GPU
+    with pytest.raises(InvariantError, match="another sharing mode"):
+        f.allocate([1, 2], shared=True)
+    f.allocate([2, 3], mode="packed")
+    f.allocate([3, 4], mode="packed")  # packing beside packing is explicit and allowed
+    assert f.occupancy[3] == 2
+    with pytest.raises(InvariantError, match="already held"):
+        f.allocate([3])
+    with pytest.raises(InvariantError, match="another sharing mode"):
+        f.allocate([4], mode="sliced")
+    f.release([3, 4])
+    assert f.occupancy[3] == 1 and f.is_free([4])
+    f.allocate([4], mode="sliced")  # a freed GPU takes any mode again
     f.check()
 
 

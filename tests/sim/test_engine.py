@@ -122,10 +122,24 @@ def test_policy_bugs_are_caught(cluster):
 def test_packing_uses_perf_factors(cluster):
     steps = [(0.0, lambda v: Decision(allocate={"a": Allocation.of([0], shared=True),
                                                 "b": Allocation.of([0], shared=True)}))]
-    res = run(cluster, Scripted(steps), [job("a", iters=10), job("b", iters=30)])
+    jobs = [job("a", iters=10), job("b", iters=30)]
+    res = run(cluster, Scripted(steps), jobs)
     fin = {r.job_id: r.finish for r in res.records}
-    # time-sliced at half speed until a ends at 20 s, then b alone: 20 left at full speed
-    assert fin == {"a": pytest.approx(20.0), "b": pytest.approx(40.0)}
+    fa, fb = FixedPerf(cluster).packing_factors(jobs, cluster.nodes[0].gpu.name)
+    assert fa < 1.0 and fb < 1.0  # interference: both slower than alone
+    # packed at the interference factors until a ends, then b alone at full speed
+    t_a = 10 / fa
+    assert fin == {"a": pytest.approx(t_a), "b": pytest.approx(t_a + (30 - t_a * fb))}
+
+
+def test_time_slicing_shares_turns_and_pays_switches(cluster):
+    steps = [(0.0, lambda v: Decision(allocate={"a": Allocation.of([0], mode="sliced"),
+                                                "b": Allocation.of([0], mode="sliced")}))]
+    res = run(cluster, Scripted(steps), [job("a", iters=10), job("b", iters=30)],
+              slice_quantum_s=10.0, slice_switch_s=1.0)
+    fin = {r.job_id: r.finish for r in res.records}
+    # each gets half the GPU less one switch per 10-s quantum: 0.45 it/s, then b alone
+    assert fin == {"a": pytest.approx(10 / 0.45), "b": pytest.approx(10 / 0.45 + 20)}
 
 
 def test_drop_and_unfinished_are_reported(cluster):

@@ -1,7 +1,9 @@
 """GPU-id-level occupancy with O(1) free counts per node, rack and GPU type.
 
-A GPU holds a count of jobs: 0 is free, 1 is owned, more than 1 only where a
-policy packs jobs on purpose (Gandiva).  Counts of *free* GPUs (occupancy 0)
+A GPU holds a count of jobs and one sharing mode: free, exclusive (one job),
+packed or sliced (any number of jobs of that one mode, on purpose: Gandiva).
+The map refuses an exclusive job on a held GPU and a shared job beside a job
+of another mode, so no engine bug can put two jobs on a GPU by accident.  Counts of *free* GPUs (occupancy 0)
 are kept per node, per (rack, type) and per type, and updated on every
 change, so "how many free GPUs of type T on node/rack" is an array lookup.
 """
@@ -14,26 +16,46 @@ from dlsched.cluster.topology import Cluster
 from dlsched.errors import InvariantError
 
 
+_SMALL = 32  # allocations up to this many GPUs are counted with scalar updates
+
+
+def _index_lists(cluster: Cluster) -> tuple[list[int], list[int], list[int]]:
+    """GPU -> node, node -> rack, node -> type as Python lists (scalar lookups in lists are cheapest)."""
+    return cluster.derived("freemap.index_lists", lambda: (
+        cluster.gpu_node.tolist(), cluster.node_rack.tolist(), cluster.node_type.tolist()))
+
+
+# per-GPU mode codes (``FreeMap.mode``)
+FREE, EXCLUSIVE, PACKED, SLICED = 0, 1, 2, 3
+MODE_CODES = {"exclusive": EXCLUSIVE, "packed": PACKED, "sliced": SLICED}
+
+
 class FreeMap:
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self.occupancy = np.zeros(cluster.num_gpus, dtype=np.int16)
+        self.mode = np.zeros(cluster.num_gpus, dtype=np.int8)  # FREE where occupancy is 0
         self.node_free = cluster.node_gpus.astype(np.int32).copy()
         ntypes = len(cluster.gpu_types)
         self.rack_type_free = np.zeros((cluster.num_racks, ntypes), dtype=np.int32)
         np.add.at(self.rack_type_free, (cluster.node_rack, cluster.node_type), cluster.node_gpus)
         self.type_free = cluster.type_gpus.astype(np.int64).copy()
         self.total_free = cluster.num_gpus
+        self.version = 0  # bumped whenever the set of free GPUs changes: "nothing freed since" is one comparison
+        self._lists = _index_lists(cluster)
 
     def copy(self) -> "FreeMap":
         """A scratch copy for planning (policies try allocations on it, never on the engine's)."""
         new = FreeMap.__new__(FreeMap)
         new.cluster = self.cluster
         new.occupancy = self.occupancy.copy()
+        new.mode = self.mode.copy()
         new.node_free = self.node_free.copy()
         new.rack_type_free = self.rack_type_free.copy()
         new.type_free = self.type_free.copy()
         new.total_free = self.total_free
+        new.version = self.version
+        new._lists = self._lists
         return new
 
     # ---------------------------------------------------------------- O(1) queries
@@ -58,34 +80,74 @@ class FreeMap:
 
     # ---------------------------------------------------------------- changes
 
-    def _count(self, gpus: np.ndarray, sign: int) -> None:
+    def _count(self, gpus, sign: int) -> None:
         c = self.cluster
-        nodes = c.gpu_node[gpus]
-        np.add.at(self.node_free, nodes, sign)
-        np.add.at(self.rack_type_free, (c.node_rack[nodes], c.node_type[nodes]), sign)
-        np.add.at(self.type_free, c.node_type[nodes], sign)
+        if len(gpus) > _SMALL:
+            nodes = c.gpu_node[np.asarray(gpus, dtype=np.int64)]
+            np.add.at(self.node_free, nodes, sign)
+            np.add.at(self.rack_type_free, (c.node_rack[nodes], c.node_type[nodes]), sign)
+            np.add.at(self.type_free, c.node_type[nodes], sign)
+        else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
+            gpu_node, node_rack, node_type = self._lists
+            node_free, rack_type_free, type_free = self.node_free, self.rack_type_free, self.type_free
+            for g in gpus:
+                node = gpu_node[g]
+                t = node_type[node]
+                node_free[node] += sign
+                rack_type_free[node_rack[node], t] += sign
+                type_free[t] += sign
         self.total_free += sign * len(gpus)
+        self.version += 1
 
-    def allocate(self, gpus, *, shared: bool = False) -> None:
-        """Mark GPUs as held by one more job. Without ``shared`` they must all be free."""
-        g = np.unique(np.asarray(gpus, dtype=np.int64))
-        if g.size != len(gpus):
-            raise InvariantError(f"allocation lists a GPU twice: {sorted(gpus)}")
-        occ = self.occupancy[g]
-        if not shared and occ.any():
-            raise InvariantError(f"GPUs already held: {g[occ > 0].tolist()}")
-        newly = g[occ == 0]
-        self.occupancy[g] += 1
-        if newly.size:
+    def allocate(self, gpus, *, shared: bool = False, mode: str | None = None) -> None:
+        """Mark GPUs as held by one more job of ``mode`` ("exclusive" unless given; ``shared`` means "packed").
+
+        An exclusive job needs free GPUs; a packed or sliced one needs GPUs that
+        are free or hold only jobs of its own mode.
+        """
+        code = MODE_CODES[mode] if mode is not None else (PACKED if shared else EXCLUSIVE)
+        gl = [int(g) for g in gpus]
+        if len(set(gl)) != len(gl):
+            raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
+        occupancy, modes = self.occupancy, self.mode
+        held = [g for g in gl if occupancy[g]]
+        if held:
+            if code == EXCLUSIVE:
+                raise InvariantError(f"GPUs already held: {sorted(held)}")
+            clash = [g for g in held if modes[g] != code]
+            if clash:
+                name = {v: k for k, v in MODE_CODES.items()}[code]
+                raise InvariantError(f"GPUs {sorted(clash)} hold jobs of another sharing mode; "
+                                     f"a {name} job cannot join them")
+            newly = [g for g in gl if not occupancy[g]]
+        else:
+            newly = gl
+        if len(gl) > _SMALL:
+            idx = np.asarray(gl, dtype=np.int64)
+            occupancy[idx] += 1
+            modes[idx] = code
+        else:
+            for g in gl:
+                occupancy[g] += 1
+                modes[g] = code
+        if newly:
             self._count(newly, -1)
 
     def release(self, gpus) -> None:
-        g = np.asarray(gpus, dtype=np.int64)
-        if (self.occupancy[g] <= 0).any():
-            raise InvariantError(f"releasing GPUs that are not held: {g[self.occupancy[g] <= 0].tolist()}")
-        self.occupancy[g] -= 1
-        freed = g[self.occupancy[g] == 0]
-        if freed.size:
+        gl = [int(g) for g in gpus]
+        occupancy = self.occupancy
+        idle = [g for g in gl if occupancy[g] <= 0]
+        if idle:
+            raise InvariantError(f"releasing GPUs that are not held: {idle}")
+        freed = []
+        modes = self.mode
+        for g in gl:
+            left = occupancy[g] - 1
+            occupancy[g] = left
+            if not left:
+                modes[g] = FREE
+                freed.append(g)
+        if freed:
             self._count(freed, +1)
 
     def check(self) -> None:
@@ -99,3 +161,7 @@ class FreeMap:
             raise InvariantError("total free count drifted from the occupancy map")
         if (self.occupancy < 0).any():
             raise InvariantError("negative GPU occupancy")
+        if ((self.occupancy == 0) != (self.mode == FREE)).any():
+            raise InvariantError("a GPU's sharing mode disagrees with its occupancy")
+        if ((self.mode == EXCLUSIVE) & (self.occupancy > 1)).any():
+            raise InvariantError("an exclusive GPU is held by more than one job")

@@ -100,7 +100,7 @@ class GuardsMixin:
                        error)
             return
         wait = min(_BACKOFF_CAP_S, self.cfg.restart_backoff_s * 2 ** (count - 1))
-        del self.jobs[job.job_id]
+        self.core.withdraw(job)
         self.policy.on_finish(job, now)  # out of the policy's view until the backoff is over
         self._held[job.job_id] = (job, now + wait)
         last = (error or reason).strip().splitlines()[-1] if (error or reason).strip() else reason
@@ -115,7 +115,7 @@ class GuardsMixin:
 
     def _unhold(self, jid: str, now: float) -> None:
         job, _ = self._held.pop(jid)
-        self.jobs[jid] = job
+        self.core.adopt(job)
         self.policy.on_submit(job, now)
         self.store.update_job(jid, reason="")
         self._dirty = True
@@ -126,7 +126,7 @@ class GuardsMixin:
         with self.store.tx():
             self._persist(job, now, status="failed", allocation=None, held_since=None, reason=reason)
             self.store.event(now, job.job_id, "failed", reason=reason, error=error)
-        del self.jobs[job.job_id]
+        self.core.withdraw(job)
         self._failures.pop(job.job_id, None)
         self.policy.on_finish(job, now)
         self._dirty = True

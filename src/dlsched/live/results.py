@@ -13,40 +13,53 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dlsched.core.records import job_record
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.store import ENDED, Store
 from dlsched.report.io import write_results
 from dlsched.report.records import JobRecord, TimeSeries
+from dlsched.policies.base import Allocation, JobState, JobStatus
 from dlsched.report.summary import summarize
 
 
+_STATUS = {"pending": JobStatus.PENDING, "running": JobStatus.RUNNING, "suspended": JobStatus.SUSPENDED,
+           "finished": JobStatus.FINISHED, "dropped": JobStatus.DROPPED, "failed": JobStatus.DROPPED,
+           "unschedulable": JobStatus.DROPPED}
+
+
+def job_state(live: LiveJob, row) -> JobState:
+    """A job as the store last saw it; a running job's time is accounted up to ``held_since``."""
+    status = _STATUS[row["status"]]
+    running = status == JobStatus.RUNNING
+    return JobState(live.spec, row["total_iterations"], done_iterations=row["done_iterations"], status=status,
+                    allocation=Allocation.of(json.loads(row["allocation"])) if running else None,
+                    updated_at=row["held_since"] if running else row["queued_since"],
+                    first_start=row["first_start"], finish_time=row["finish_time"],
+                    queued_since=row["queued_since"], queued_time=row["queued_time"], run_time=row["run_time"],
+                    gpu_seconds=row["gpu_seconds"], restarts=row["restarts"], migrations=row["migrations"],
+                    resizes=row["resizes"])
+
+
 def job_records(store: Store, now: float | None = None) -> list[JobRecord]:
-    """One record per job the service took in; active jobs are 'unfinished' as of ``now``."""
+    """One record per job the service took in; active jobs are 'unfinished' as of ``now``.
+
+    Built by ``core.records.job_record``, the simulator's builder.  ``comm_time``
+    stays 0: live runs measure whole iterations, not their communication.
+    """
     now = store.now() if now is None else now
     out = []
     for row in store.jobs():
         if row["arrival"] is None:
             continue
-        job = LiveJob.from_json(row["body"], row["arrival"])
-        s = job.spec
-        status = row["status"]
-        queued = row["queued_time"]
-        run_time, gpu_s = row["run_time"], row["gpu_seconds"]
-        if status in ("pending", "suspended"):
-            queued += now - row["queued_since"]
-        if status == "running" and row["held_since"] is not None:
-            held = now - row["held_since"]
-            run_time += held
-            gpu_s += held * (len(json.loads(row["allocation"])) if row["allocation"] else s.num_gpus)
+        job = job_state(LiveJob.from_json(row["body"], row["arrival"]), row)
+        if job.status == JobStatus.RUNNING and job.updated_at is not None:
+            held = now - job.updated_at
+            job.run_time += held
+            job.gpu_seconds += held * len(job.allocation.gpus)
         # the report format knows finished / dropped / unfinished: a failed or unschedulable job is
         # one that will not run again, so 'dropped', with the store's reason (which says which)
-        rec_status = ("finished" if status == "finished" else
-                      "dropped" if status in ENDED else "unfinished")
-        out.append(JobRecord(
-            s.job_id, s.model, s.num_gpus, s.gpu_type or "", s.submit_time, row["first_start"],
-            row["finish_time"], rec_status, s.total_iterations, round(float(row["done_iterations"]), 6),
-            queued, run_time, gpu_s, 0.0, row["restarts"], row["migrations"], row["resizes"], None,
-            row["reason"] if rec_status != "finished" else ""))
+        status = "finished" if row["status"] == "finished" else "dropped" if row["status"] in ENDED else "unfinished"
+        out.append(job_record(job, status, row["reason"] if status != "finished" else "", now))
     out.sort(key=lambda r: (r.submit, r.job_id))
     return out
 

@@ -8,8 +8,9 @@ One loop, every ``tick_s``:
    node as a node Ray reports not alive);
 3. call the policy when something happened (arrival, completion, fault), at its
    round period, or at the wakeup it asked for;
-4. apply the decision to the *logical* state at once, exactly as the simulator
-   does (FreeMap, JobState, accounting), and queue the physical actions;
+4. apply the decision to the *logical* state at once through the execution
+   core the simulator uses (``dlsched.core``: free map, job states, costs,
+   accounting, records), and turn its actions into segment work;
 5. actuate: a placed segment launches only when every GPU it needs is
    physically free and the job's previous segment has ended, so one GPU
    never runs two jobs and one job never runs twice at once;
@@ -36,7 +37,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlsched.cluster.freemap import FreeMap
+from dlsched.core import Action, EngineCosts, ExecutionCore, RoundTimer
+from dlsched.core.actions import PLACEMENTS
 from dlsched.errors import DlschedError
 from dlsched.live.checkpoints import read_checkpoint_meta
 from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
@@ -44,9 +46,9 @@ from dlsched.live.calibrated import MeasuredPerfModel
 from dlsched.live.guards import GuardsMixin
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.raycluster import ClusterLayout, layout_from_ray
-from dlsched.live.results import write_live_results
+from dlsched.live.results import job_state, write_live_results
 from dlsched.live.store import Store
-from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
+from dlsched.policies.base import Decision, JobPolicy, JobState, JobStatus
 
 
 class ServiceError(DlschedError):
@@ -92,6 +94,7 @@ class Segment:
     ready_at: float | None = None
     stop_sent_at: float | None = None
     iter_start: int = 0
+    not_before: float = 0.0  # a re-planning cost the policy charged holds the launch until then
     outcomes: dict = field(default_factory=dict)  # rank -> finished|stopped|failed|lost once it ended
     rank0: dict | None = None  # rank 0's last status reply (progress, times)
 
@@ -135,10 +138,29 @@ class LiveService(GuardsMixin):
                 self._replace_layout()
         old_policy = store.get_meta("policy")
         store.set_meta("policy", policy.name)
-        self.cluster = self.layout.cluster()
-        self.free = FreeMap(self.cluster)
-        self.perf = MeasuredPerfModel(self.cluster)
-        self.jobs: dict[str, JobState] = {}
+        self._init_state(self.layout.cluster())
+        self._init_guards()
+        if old_policy and old_policy != policy.name:
+            store.event(store.now(), None, "policy-change", old=old_policy, new=policy.name)
+        self._start_slots()
+        self._recover()
+
+    def _init_state(self, cluster) -> None:
+        """The scheduler's in-memory state: the execution core and what the actuation tracks.
+
+        Separate from Ray and the slots, so a test can drive the decision path
+        with a fake agent layer.
+        """
+        self.cluster = cluster
+        self.perf = MeasuredPerfModel(cluster)
+        policy = self.policy
+        # the execution core the simulator uses: same diff, costs, accounting and records; progress
+        # is what the workers report (not fluid), and costs are paid for real, not modelled
+        self.core = ExecutionCore(self.cluster, policy, self.perf, EngineCosts(), fluid=False,
+                                  error=ServiceError)
+        self.free = self.core.free
+        self.jobs: dict[str, JobState] = self.core.jobs
+        self.rounds = RoundTimer(policy.period)
         self.live: dict[str, LiveJob] = {}
         self.segs: dict[str, Segment] = {}  # job -> its current segment (while placed)
         self.ending: dict[tuple[str, int], Segment] = {}  # segments told to stop / failed, still on GPUs
@@ -149,17 +171,11 @@ class LiveService(GuardsMixin):
         self.incarnation: dict[int, str] = {}
         self.node_ip: dict[str, str] = {}
         self._wakeup: float | None = None
-        self._next_round: float | None = None
         self._dirty = True
         self._last_node_check = -math.inf
         self._idle_since: float | None = None
         self._restore_times: list[float] = []
         self._ports_given: dict[int, float] = {}  # rendezvous port -> when handed out (monotonic)
-        self._init_guards()
-        if old_policy and old_policy != policy.name:
-            store.event(store.now(), None, "policy-change", old=old_policy, new=policy.name)
-        self._start_slots()
-        self._recover()
 
     # ================================================================== startup
 
@@ -232,18 +248,16 @@ class LiveService(GuardsMixin):
         adopted: set[tuple[str, int]] = set()
         for row in st.jobs("pending", "running", "suspended"):
             live = LiveJob.from_json(row["body"], row["arrival"])
-            job = self._state_from_row(live, row)
-            self.jobs[job.job_id] = job
+            job = job_state(live, row)
+            self.core.adopt(job)
             self.live[job.job_id] = live
             if row["status"] != "running":
                 continue
-            gpus = tuple(json.loads(row["allocation"]))
+            gpus = job.allocation.gpus
             seg_row = next(s for s in st.segments(job.job_id) if s["segment"] == row["segment"])
             seg = Segment(job.job_id, row["segment"], gpus, seg_row["kind"], seg_row["placed_at"],
                           iter_start=seg_row["iter_start"] or 0, launched_at=seg_row["launched_at"],
                           ready_at=seg_row["ready_at"])
-            job.allocation = Allocation.of(gpus)
-            self.free.allocate(gpus)
             self.segs[job.job_id] = seg
             if seg_row["state"] == "waiting" and not any(g in self.lost for g in gpus):
                 continue  # never launched: actuate will launch it
@@ -288,15 +302,6 @@ class LiveService(GuardsMixin):
         self.slots[g].stop.remote(*key)
         seg.stop_sent_at = now
         self.store.event(now, key[0], "stop-orphan", segment=key[1], gpu=g)
-
-    def _state_from_row(self, live: LiveJob, row: dict) -> JobState:
-        status = {"pending": JobStatus.PENDING, "running": JobStatus.RUNNING,
-                  "suspended": JobStatus.SUSPENDED}[row["status"]]
-        return JobState(live.spec, row["total_iterations"], done_iterations=row["done_iterations"],
-                        status=status, updated_at=self.store.now(), first_start=row["first_start"],
-                        queued_since=row["queued_since"], queued_time=row["queued_time"],
-                        run_time=row["run_time"], gpu_seconds=row["gpu_seconds"], restarts=row["restarts"],
-                        migrations=row["migrations"], resizes=row["resizes"])
 
     # ================================================================== the loop
 
@@ -376,12 +381,11 @@ class LiveService(GuardsMixin):
             if self._hold_unschedulable(live, arrival, now):
                 continue
             job = JobState(live.spec, live.spec.total_iterations, updated_at=now, queued_since=arrival)
-            self.jobs[job.job_id] = job
             self.live[job.job_id] = live
             with st.tx():
                 st.update_job(job.job_id, status="pending", arrival=arrival, queued_since=arrival)
                 st.event(now, job.job_id, "submit", arrival=arrival)
-            self.policy.on_submit(job, now)
+            self.core.submit(job, now)
             self._dirty = True
         for row in st.db.execute("SELECT job_id, status FROM jobs WHERE cancel_requested=1 AND status IN "
                                  "('submitted','pending','running','suspended')").fetchall():
@@ -516,14 +520,15 @@ class LiveService(GuardsMixin):
             if seg.kind != "start":
                 self._restore_times.append(seg.ready_at - seg.placed_at)
             st.put_segment(job.job_id, seg.number, state="running", ready_at=seg.ready_at)
+            self.core.ready(job, seg.ready_at)
             st.event(now, job.job_id, "ready", segment=seg.number, how=seg.kind,
                      overhead=seg.ready_at - seg.placed_at)
         done = float(r.get("iterations", job.done_iterations))
         rate = 1.0 / r["iter_time"] if r.get("iter_time") else job.rate
         if done != job.done_iterations or rate != job.rate:
+            self.core.settle(job, now)
             job.done_iterations = min(done, float(job.total_iterations))
             job.rate = rate
-            job.updated_at = now
             st.progress_sample(job.job_id, now, job.done_iterations, rate)
             st.update_job(job.job_id, done_iterations=job.done_iterations)
 
@@ -553,13 +558,8 @@ class LiveService(GuardsMixin):
 
     def _maybe_schedule(self, now: float) -> None:
         p = self.policy
-        due = False
-        if p.period is not None:
-            if self._next_round is None:
-                self._next_round = (math.floor(now / p.period) + 1) * p.period
-            elif now >= self._next_round:
-                due = True
-                self._next_round = (math.floor(now / p.period) + 1) * p.period
+        due = self.rounds.fire(now)
+        self.rounds.arm(now)
         if self._wakeup is not None and now >= self._wakeup:
             due = True
             self._wakeup = None
@@ -568,53 +568,37 @@ class LiveService(GuardsMixin):
         self._dirty = False
         if not self.jobs:
             return
-        view = ClusterView(self.cluster, self.free, self.jobs, self.perf, now)
-        decision = p.schedule(view, now)
+        self.core.view.now = now
+        decision = p.schedule(self.core.view, now)
         self._apply(decision, now)
 
     def _apply(self, d: Decision, now: float) -> None:
+        """The core applies the decision to the logical state; each action becomes segment work."""
         if d.wakeup is not None and d.wakeup > now:
             self._wakeup = d.wakeup if self._wakeup is None else min(self._wakeup, d.wakeup)
-        for jid, reason in d.drop.items():
-            self._drop(self._known(jid), now, reason or "dropped by policy")
-        for jid in d.preempt:
-            job = self._known(jid)
-            if job.status != JobStatus.RUNNING:
-                raise ServiceError(f"policy {self.policy.name} preempted {jid}, which is not running")
-            self._preempt(job, now)
-        moves = []
-        for jid, alloc in d.allocate.items():
-            job = self._known(jid)
-            old = job.allocation
-            if old is not None and old.gpus == alloc.gpus:
-                continue
-            moves.append((job, old, alloc))
-        for job, old, _ in moves:  # free every moved job's GPUs first, so policies may swap
-            if old is not None:
-                self._release(job, now)
-                self._retire_segment(job, now, "moved")
-        for job, old, alloc in moves:
-            self._place(job, old, alloc, now)
-
-    def _known(self, jid: str) -> JobState:
-        job = self.jobs.get(jid)
-        if job is None:
-            raise ServiceError(f"policy {self.policy.name} named job {jid}, which is not active")
-        return job
-
-    # ---------------------------------------------------------------- logical state changes
-
-    def _release(self, job: JobState, now: float) -> None:
-        """Take a job off its GPUs in the logical state (accounting as the simulator does)."""
-        alloc = job.allocation
-        held = self.store.db.execute("SELECT held_since FROM jobs WHERE job_id=?", (job.job_id,)).fetchone()[0]
-        if held is not None:
-            job.run_time += now - held
-            job.gpu_seconds += (now - held) * len(alloc.gpus)
-        self.free.release(alloc.gpus)
-        job.allocation = None
-        job.rate = 0.0
-        job.updated_at = now
+        if not d:
+            return
+        shared = sorted(j for j, a in d.allocate.items() if a.mode != "exclusive")
+        if shared:
+            raise ServiceError(
+                f"policy {self.policy.name} asked to share GPUs ({d.allocate[shared[0]].mode}) for job(s) "
+                f"{', '.join(shared[:5])}: a live GPU slot runs one job segment at a time (live/worker.py), "
+                f"so packed and time-sliced allocations run in the simulator only (docs/live-runtime.md)")
+        before = dict(self.jobs)  # dropped jobs leave the core's active set
+        for a in self.core.apply(d, now):
+            job = before[a.job_id]
+            if a.kind == "drop":
+                self._carry_out_drop(job, now, a.detail)
+            elif a.kind == "suspend":
+                with self.store.tx():  # the segment's stop and the job's suspension land together
+                    self._retire_segment(job, now, "preempted")
+                    self._persist(job, now, status="suspended", allocation=None, held_since=None)
+                    self.store.event(now, job.job_id, "suspend", iterations=job.done_iterations)
+            elif a.kind in PLACEMENTS:
+                if a.old_gpus:
+                    self._retire_segment(job, now, "moved")
+                self._place(job, a, now)
+            # "rate": live rates are measured; mode flips are refused in _place before they happen
 
     def _retire_segment(self, job: JobState, now: float, why: str) -> None:
         """The job's current segment stops being current: tell its workers to stop."""
@@ -633,96 +617,61 @@ class LiveService(GuardsMixin):
         self.store.put_segment(job.job_id, seg.number, state="stopping")
         self.store.event(now, job.job_id, "stop", segment=seg.number, why=why)
 
-    def _requeue(self, job: JobState, now: float) -> None:
-        job.status = JobStatus.SUSPENDED
-        job.restarts += 1
-        job.queued_since = now
-        self._persist(job, now, status="suspended", allocation=None, held_since=None)
-
-    def _preempt(self, job: JobState, now: float) -> None:
-        with self.store.tx():  # the segment's stop and the job's suspension land together
-            self._release(job, now)
-            self._retire_segment(job, now, "preempted")
-            self._requeue(job, now)
-            self.store.event(now, job.job_id, "suspend", iterations=job.done_iterations)
-
     def _fault(self, job: JobState, now: float, reason: str) -> None:
         """A worker or node was lost: back to the queue from the last checkpoint."""
         with self.store.tx():
-            self._release(job, now)
+            self.core.suspend(job, now)
             self._retire_segment(job, now, "fault")
             meta = read_checkpoint_meta(self._ckpt_dir(job.job_id))
             job.done_iterations = float(meta["iteration"]) if meta else 0.0
-            self._requeue(job, now)
+            self._persist(job, now, status="suspended", allocation=None, held_since=None)
             self.store.event(now, job.job_id, "fault", reason=reason, resume_from=job.done_iterations)
         self._dirty = True
         self._after_fault(job, now, reason)  # restart limit and backoff
 
     def _drop(self, job: JobState, now: float, reason: str) -> None:
+        """Remove a job for good outside a decision (a user's cancellation)."""
+        self.core.drop(job, now, reason)
+        self._carry_out_drop(job, now, reason)
+
+    def _carry_out_drop(self, job: JobState, now: float, reason: str) -> None:
         with self.store.tx():
-            if job.status == JobStatus.RUNNING:
-                self._release(job, now)
-                self._retire_segment(job, now, "dropped")
-            else:
-                job.queued_time += now - job.queued_since
-                job.queued_since = now
-            job.status = JobStatus.DROPPED
+            self._retire_segment(job, now, "dropped")
             self._persist(job, now, status="dropped", allocation=None, held_since=None, reason=reason)
             self.store.event(now, job.job_id, "drop", reason=reason)
-        del self.jobs[job.job_id]
-        self.policy.on_finish(job, now)
 
     def _finish(self, job: JobState, seg: Segment, rank0: dict | None, now: float) -> None:
         end = now
         if rank0 and rank0.get("end_wall"):
             end = min(now, max(seg.ready_at or 0.0, rank0["end_wall"] - self.store.epoch))
         with self.store.tx():  # never a finished segment of a job still marked running
-            self._release(job, end)
+            self.core.finish(job, end)
             self.segs.pop(job.job_id, None)
             self._end_segment(seg, now, "finished", rank0)
-            job.done_iterations = float(job.total_iterations)
-            job.finish_time = end
-            job.status = JobStatus.FINISHED
             self._persist(job, now, status="finished", allocation=None, held_since=None, finish_time=end)
             self.store.event(now, job.job_id, "finish", segment=seg.number, finish=end)
-        del self.jobs[job.job_id]
-        self.policy.on_finish(job, now)
         self._dirty = True
         if self.cfg.out_dir:
             self.write_results(self.cfg.out_dir)
 
-    def _place(self, job: JobState, old: Allocation | None, alloc: Allocation, now: float) -> None:
-        gpus = alloc.gpus
-        if not gpus or gpus[0] < 0 or gpus[-1] >= self.cluster.num_gpus:
-            raise ServiceError(f"policy {self.policy.name}: job {job.job_id} got GPU ids out of range")
-        if alloc.shared:
-            raise ServiceError("the live runtime does not pack jobs on shared GPUs yet")
-        self.free.allocate(gpus)
-        if old is None:
-            kind = "start" if job.status == JobStatus.PENDING else "resume"
-            job.queued_time += now - job.queued_since
-        else:
-            kind = "migrate" if len(old.gpus) == len(gpus) else "resize"
-            if kind == "migrate":
-                job.migrations += 1
-            else:
-                job.resizes += 1
-        if job.first_start is None:
-            job.first_start = now
+    def _place(self, job: JobState, a: Action, now: float) -> None:
+        """A new segment for a job the core placed; it launches once its GPUs are physically free.
+
+        A cost the policy charged (Crius's re-planning time) holds the launch
+        back that long, as the simulator holds back progress; the engine's
+        default restore cost is not added: live pays the real one.
+        """
         number = self._next_segment_number(job.job_id)
-        seg = Segment(job.job_id, number, gpus, kind, now)
+        hold = a.cost_s if a.by_policy else 0.0
+        seg = Segment(job.job_id, number, a.gpus, a.kind, now, not_before=now + hold)
         self.segs[job.job_id] = seg
-        job.status = JobStatus.RUNNING
-        job.allocation = alloc
-        job.updated_at = now
-        # until the first iteration is seen, price it with what has been measured so far
-        job.rate = 1.0 / self.perf.iteration_time(job.spec, gpus)
-        job.ready_at = now + (self.mean_restore() or 1.0)
+        # until the first iteration is seen, the rate is the measured perf model's (set by the core)
+        job.ready_at = now + hold + (self.mean_restore() or 1.0)
         with self.store.tx():
-            self.store.put_segment(job.job_id, number, kind=kind, gpus=gpus, placed_at=now, state="waiting")
-            self._persist(job, now, status="running", allocation=gpus, segment=number, held_since=now)
-            self.store.event(now, job.job_id, kind, segment=number, gpus=list(gpus),
-                             **({"from": list(old.gpus)} if old else {}))
+            self.store.put_segment(job.job_id, number, kind=a.kind, gpus=a.gpus, placed_at=now, state="waiting")
+            self._persist(job, now, status="running", allocation=a.gpus, segment=number, held_since=now)
+            self.store.event(now, job.job_id, a.kind, segment=number, gpus=list(a.gpus), cost_s=a.cost_s,
+                             **({"from": list(a.old_gpus)} if a.old_gpus else {}))
 
     def _next_segment_number(self, job_id: str) -> int:
         row = self.store.db.execute("SELECT MAX(segment) FROM segments WHERE job_id=?", (job_id,)).fetchone()
@@ -741,7 +690,7 @@ class LiveService(GuardsMixin):
 
     def _actuate(self, now: float) -> None:
         for seg in list(self.segs.values()):
-            if seg.state != "waiting":
+            if seg.state != "waiting" or now < seg.not_before:
                 continue
             if any(g in self.phys or g in self.lost or g in self.unready for g in seg.gpus):
                 continue  # a previous occupant has not stopped yet, or the worker is restarting

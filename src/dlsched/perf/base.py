@@ -15,6 +15,7 @@ import numpy as np
 
 from dlsched.cluster.placement import ideal_gpus
 from dlsched.cluster.topology import Cluster, Tier
+from dlsched.perf.interference import PackingInfeasibleError, PackingResult, pack, packed_job
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
 
@@ -54,12 +55,29 @@ class PerfModel(ABC):
         """Iteration time on the requested GPUs, consolidated: turns a trace duration into iterations."""
         return self.iteration_time(job, self.reference_gpus(job))
 
+    def packing(self, jobs: Sequence[JobSpec], gpu_type: str) -> PackingResult:
+        """Whether these jobs fit on one GPU of ``gpu_type`` together, and the speed each keeps.
+
+        Part of the contract, so packing means the same under every model: the
+        interference model of ``dlsched.perf.interference`` (memory summed
+        against the GPU's, utilisation from the built-in compute profile).
+        Models with their own compute profile override to use it.
+        """
+        gpu = self.cluster.gpu_types[self.cluster.type_id(gpu_type)]
+        return pack([packed_job(j, gpu) for j in jobs], gpu)
+
     def packing_factors(self, jobs: Sequence[JobSpec], gpu_type: str) -> list[float]:
         """Fraction of its solo speed each job keeps when these jobs share one GPU.
 
-        Default: plain time-slicing, 1/n each.  Interference-aware models override.
+        Raises ``PackingInfeasibleError`` (an ``InputError``) when their memory
+        does not fit; ask ``packing(jobs, gpu_type).feasible`` first.
         """
-        return [1.0 / len(jobs)] * len(jobs)
+        res = self.packing(jobs, gpu_type)
+        if not res.feasible:
+            raise PackingInfeasibleError(
+                f"jobs {', '.join(j.job_id for j in jobs)} need {res.memory_bytes / 2**30:.1f} GiB together; "
+                f"a {gpu_type} has {res.capacity_bytes / 2**30:.0f} GiB")
+        return list(res.factors)
 
     def describe(self) -> dict:
         return {"perf_model": type(self).__name__}

@@ -37,7 +37,9 @@ from typing import Sequence
 
 from dlsched.cluster.gpus import GPUType
 from dlsched.errors import InputError
-from dlsched.workload.models import ModelInfo
+from dlsched.perf import compute as cmp
+from dlsched.workload.job import JobSpec
+from dlsched.workload.models import ModelInfo, get_model
 
 CONTENTION: dict[str, float] = {"cnn": 0.28, "transformer": 0.9, "rnn": 0.9, "moe": 0.9,
                                 "speech": 0.5, "rl": 0.2, "recsys": 0.5}
@@ -87,6 +89,21 @@ def memory_footprint(model: ModelInfo, batch: float) -> float:
     if act <= 0:
         act = model.fwd_flops * ACTIVATION_BYTES_PER_FLOP
     return model.params * _STATE_BYTES.get(model.bytes_per_param, 16.0) + act * batch + CONTEXT_BYTES
+
+
+def packed_job(job: JobSpec, gpu: GPUType, table=None) -> PackedJob:
+    """A job's solo utilisation and memory on one GPU (``job.extra['gpu_util']`` overrides).
+
+    ``table`` is a compute profile (``PlacementPerfModel.table``); None uses the built-in one.
+    """
+    model = get_model(job.model, job.params)
+    batch = job.batch_size / max(1, job.num_gpus)
+    util = job.extra.get("gpu_util") if job.extra else None
+    if util is None:
+        util = cmp.utilisation(model, gpu, batch, table)
+    elif util > 1.0:  # traces give percent
+        util = util / 100.0
+    return PackedJob(float(util), memory_footprint(model, batch), model.family)
 
 
 def pack(jobs: Sequence[PackedJob], gpu: GPUType) -> PackingResult:

@@ -24,7 +24,7 @@ from dlsched.perf import compute as cmp
 from dlsched.perf import gradsync
 from dlsched.perf.base import IterCost, PerfModel
 from dlsched.perf.collectives import ALGORITHMS, allreduce_time, alltoall_time
-from dlsched.perf.interference import PackedJob, PackingInfeasibleError, memory_footprint, pack
+from dlsched.perf.interference import PackingResult, pack, packed_job
 from dlsched.perf.shape import PlacementShape, shape_index
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import ModelInfo, get_model
@@ -148,33 +148,10 @@ class PlacementPerfModel(PerfModel):
 
     # ------------------------------------------------------------------ packing
 
-    def packed_job(self, job: JobSpec, gpu: GPUType) -> PackedJob:
-        """A job's solo utilisation and memory on one GPU (``job.extra['gpu_util']`` overrides)."""
-        model = self._model(job.model, job.params)
-        batch = job.batch_size / max(1, job.num_gpus)
-        util = job.extra.get("gpu_util") if job.extra else None
-        if util is None:
-            util = cmp.utilisation(model, gpu, batch, self.table)
-        elif util > 1.0:  # traces give percent
-            util = util / 100.0
-        return PackedJob(float(util), memory_footprint(model, batch), model.family)
-
-    def packing_factors(self, jobs: Sequence[JobSpec], gpu_type: str) -> list[float]:
-        """Fraction of solo speed each job keeps on one shared GPU.
-
-        Raises ``PackingInfeasibleError`` (an ``InputError``) when their memory
-        does not fit; use ``packing(jobs, gpu_type).feasible`` to ask first.
-        """
-        res = self.packing(jobs, gpu_type)
-        if not res.feasible:
-            raise PackingInfeasibleError(
-                f"jobs {', '.join(j.job_id for j in jobs)} need {res.memory_bytes / 2**30:.1f} GiB together; "
-                f"a {gpu_type} has {res.capacity_bytes / 2**30:.0f} GiB")
-        return list(res.factors)
-
-    def packing(self, jobs: Sequence[JobSpec], gpu_type: str):
+    def packing(self, jobs: Sequence[JobSpec], gpu_type: str) -> PackingResult:
+        """As ``PerfModel.packing``, with utilisation from this model's compute profile."""
         gpu = self.cluster.gpu_types[self.cluster.type_id(gpu_type)]
-        return pack([self.packed_job(j, gpu) for j in jobs], gpu)
+        return pack([packed_job(j, gpu, self.table) for j in jobs], gpu)
 
     def describe(self) -> dict:
         return {"perf_model": type(self).__name__, "bucket_mb": self.bucket_mb, "overlap": self.overlap,

@@ -201,8 +201,8 @@ class TierProfiledPerfModel(PerfModel):
         return {"compute_s": cost.compute, "comm_total_s": cost.comm, "comm_exposed_s": cost.comm,
                 "iteration_s": cost.total, "tier": tier_name(self.cluster.tier(gl))}
 
-    def packing_factors(self, jobs, gpu_type: str) -> list[float]:
-        return self.base.packing_factors(jobs, gpu_type)
+    def packing(self, jobs, gpu_type: str):
+        return self.base.packing(jobs, gpu_type)
 
     def __getattr__(self, name):
         # packing(), observe(), table() ...: whatever the base model offers beyond the contract

@@ -32,17 +32,38 @@ class JobStatus(str, Enum):
     DROPPED = "dropped"  # removed by the policy (e.g. deadline cannot be met)
 
 
+MODES = ("exclusive", "packed", "sliced")
+
+
 @dataclass(frozen=True, slots=True)
 class Allocation:
-    """Where a job runs: GPU ids, and optionally a parallelism plan the engine passes through."""
+    """Where a job runs: GPU ids, a parallelism plan the engine passes through, and a sharing mode.
+
+    ``mode`` is "exclusive" (the GPUs are the job's alone), "packed" (it runs at
+    the same time as the other packed jobs on its GPUs, at the perf model's
+    interference factor, their memory summed against the GPU's) or "sliced"
+    (it takes turns with the other sliced jobs on its GPUs by a quantum, each
+    turn paying a suspend and a resume).  A GPU never mixes modes.
+    """
 
     gpus: tuple[int, ...]
     plan: object | None = None
-    shared: bool = False  # may share GPUs with other jobs (packing); otherwise GPUs must be free
+    mode: str = "exclusive"
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"allocation mode {self.mode!r} is not one of {MODES}")
 
     @staticmethod
-    def of(gpus: Iterable[int], plan=None, shared: bool = False) -> "Allocation":
-        return Allocation(tuple(sorted(int(g) for g in gpus)), plan, shared)
+    def of(gpus: Iterable[int], plan=None, shared: bool = False, mode: str | None = None) -> "Allocation":
+        """``shared=True`` is shorthand for ``mode="packed"``."""
+        return Allocation(tuple(sorted(int(g) for g in gpus)), plan,
+                          mode if mode is not None else ("packed" if shared else "exclusive"))
+
+    @property
+    def shared(self) -> bool:
+        """True when the job may share its GPUs (packed or sliced)."""
+        return self.mode != "exclusive"
 
     @property
     def num_gpus(self) -> int:
@@ -71,7 +92,7 @@ class JobState:
     restarts: int = 0  # preemptions followed by a later start
     migrations: int = 0
     resizes: int = 0
-    policy_data: dict = field(default_factory=dict)  # scratch space owned by the policy
+    policy_data: dict = field(default_factory=dict)  # the policy's per-job scratch state: the one place for it
 
     @property
     def job_id(self) -> str:
@@ -121,8 +142,12 @@ class ClusterView:
         self._queue_fn = queue_fn
         self._running = running
 
-    def queued(self) -> list[JobState]:
-        """Pending and suspended jobs in submission order (ties by job id)."""
+    def queued(self) -> Iterable[JobState]:
+        """Pending and suspended jobs in submission order (ties by job id).
+
+        Iterate it within ``schedule``; it may be a live view of the engine's
+        queue (no copy), so keep ``list(view.queued())`` if you need it later.
+        """
         if self._queue_fn is not None:
             return self._queue_fn()
         q = [j for j in self.jobs.values()
@@ -186,12 +211,16 @@ class JobPolicy(ABC):
     def schedule(self, view: ClusterView, now: float) -> Decision:
         ...
 
-    def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
+    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
+                 kind: str) -> float | None:
         """Seconds before ``job`` makes progress on ``new``; None takes the engine's default.
 
-        ``kind`` is "start", "resume", "migrate", "resize" or "replan" (same GPUs,
-        new parallelism plan).  Policies whose
-        papers charge their own costs (Crius's re-planning time) override this.
+        ``kind`` is "start", "resume", "migrate", "resize", "replan" (same GPUs,
+        new parallelism plan), "pack", "unpack", "slice-in" or "slice-out" (same
+        GPUs, new sharing mode).  Everything the cost depends on comes in as an
+        argument, so a policy keeps no engine state for it; what it remembers
+        per job goes in ``job.policy_data``.  Policies whose papers charge their
+        own costs (Crius's re-planning time) override this.
         """
         return None
 

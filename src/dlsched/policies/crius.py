@@ -41,6 +41,7 @@ import itertools
 import time
 from statistics import median
 
+from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (CRIUS_REPLAN, MAX_GPUS_PER_JOB, Shape, ShapeTable,
@@ -109,28 +110,19 @@ class Crius(JobPolicy):
         self._est_time: dict[str, dict[Shape, float]] = {}  # estimated s/iteration per shape (DDL)
         self._new: list[str] = []  # arrivals since the last call
         self._opp: dict[str, float] = {}  # opportunistic job -> time it was launched
-        self._cluster = None
         self.overheads: list[float] = []  # seconds of policy work per arriving job
         self.calls = 0
         self.dropped_early = 0
-        self._queue: dict[str, JobState] = {}
-        self._queue_sorted = True
         self._epoch = 0  # bumped whenever GPUs are released; pending failures are memoised per epoch
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._new.append(job.job_id)
-        self._queue[job.job_id] = job  # arrivals come in submission order
 
-    def _old_pending(self, new_ids: set[str]):
-        """Queued jobs that are not new arrivals, in submission order, lazily (our own queue:
-        no sort of every active job per call)."""
-        if not self._queue_sorted:
-            order = sorted(self._queue.values(), key=lambda j: (j.spec.submit_time, j.spec.job_id))
-            self._queue = {j.spec.job_id: j for j in order}
-            self._queue_sorted = True
-        for jid, j in self._queue.items():
-            if jid not in new_ids and j.status in _QUEUED:
-                yield j
+    @staticmethod
+    def _old_pending(view: ClusterView, new_ids: set[str]):
+        """Queued jobs that are not new arrivals, in submission order, lazily (``view.queued()``
+        is the engine's ordered queue, not a copy: no sort of every active job per call)."""
+        return (j for j in view.queued() if j.job_id not in new_ids)
 
     @staticmethod
     def _new_order(new_ids: set[str], jobs: dict[str, JobState]) -> list[str]:
@@ -139,14 +131,14 @@ class Crius(JobPolicy):
         return live
 
     def on_finish(self, job: JobState, now: float) -> None:
-        self._queue.pop(job.job_id, None)
         self._epoch += 1  # a departure frees GPUs (SchedDeparture re-tries the pending jobs)
         self._tables.pop(job.job_id, None)
         self._est_time.pop(job.job_id, None)
         self._opp.pop(job.job_id, None)
 
-    def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
-        return replan_overhead(CRIUS_REPLAN, job, new, self._cluster, kind)
+    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
+                 kind: str) -> float | None:
+        return replan_overhead(CRIUS_REPLAN, job, new, cluster, kind)
 
     # ------------------------------------------------------------------ Cells
 
@@ -197,7 +189,6 @@ class Crius(JobPolicy):
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster
-        self._cluster = cluster
         self.calls += 1
         jobs = view.jobs
         running = view.running()
@@ -214,9 +205,9 @@ class Crius(JobPolicy):
         self._new.clear()
 
         # arrivals straight from the ids (in submission order); the older pending jobs lazily from
-        # our ordered queue, since a call looks at no more than ``window`` of them past a block
+        # the engine's ordered queue, since a call looks at no more than ``window`` of them past a block
         arrivals = [jobs[jid] for jid in self._new_order(new_ids, jobs)]
-        old_pending = self._old_pending(new_ids)
+        old_pending = self._old_pending(view, new_ids)
         head = next(old_pending, None)
         if head is not None:
             old_pending = itertools.chain((head,), old_pending)
@@ -283,13 +274,6 @@ class Crius(JobPolicy):
         # only jobs this call touched can have a new shape (the others keep theirs)
         targets = {jid: vc.shapes[jid] for jid in touched if jid in vc.shapes}
         decision = apply_targets(view, targets, jobs, preempt, drop)
-        for jid in decision.allocate:
-            self._queue.pop(jid, None)
-        for jid in decision.preempt:
-            self._queue[jid] = jobs[jid]
-            self._queue_sorted = False
-        for jid in decision.drop:
-            self._queue.pop(jid, None)
         if decision.preempt or decision.drop or any(
                 jobs[j].allocation is not None and len(a.gpus) < len(jobs[j].allocation.gpus)
                 or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Cluster
@@ -45,16 +46,9 @@ def resolve_type(cluster: Cluster, name: str | None) -> int | None:
         return None
 
 
-def queued_jobs(view: ClusterView) -> list[JobState]:
-    """Pending and suspended jobs in submission order.
-
-    Built from ``view.jobs`` rather than ``view.queued()``: the engine's queue
-    re-sorts itself lazily when asked after a preemption, which its debug
-    mode then reports as the policy changing engine state.
-    """
-    q = [j for j in view.jobs.values() if j.status in (JobStatus.PENDING, JobStatus.SUSPENDED)]
-    q.sort(key=lambda j: (j.spec.submit_time, j.spec.job_id))
-    return q
+def queued_jobs(view: ClusterView) -> Iterable[JobState]:
+    """Pending and suspended jobs in submission order: the one queue API, ``view.queued()``."""
+    return view.queued()
 
 
 def shape_of(cluster: Cluster, job: JobState) -> Shape | None:

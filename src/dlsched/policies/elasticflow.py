@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 
+from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, apply_targets, power_counts,
@@ -54,14 +55,14 @@ class ElasticFlowLS(JobPolicy):
     def reset(self) -> None:
         self._thr: dict[str, tuple[int, dict[int, float]]] = {}  # job -> (type, {count: norm thr})
         self._admitted: dict[str, JobState] = {}
-        self._cluster = None
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._thr.pop(job.job_id, None)
         self._admitted.pop(job.job_id, None)
 
-    def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
-        return replan_overhead(FULL_REPLAN, job, new, self._cluster, kind)
+    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
+                 kind: str) -> float | None:
+        return replan_overhead(FULL_REPLAN, job, new, cluster, kind)
 
     def _profile(self, cluster, job: JobState) -> tuple[int, dict[int, float], dict[int, float]]:
         hit = self._thr.get(job.job_id)
@@ -105,7 +106,6 @@ class ElasticFlowLS(JobPolicy):
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster
-        self._cluster = cluster
         jobs = view.jobs
         ntypes = len(cluster.gpu_types)
         free = [int(c) for c in cluster.type_gpus]

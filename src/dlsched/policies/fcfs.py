@@ -74,7 +74,11 @@ class FCFS(JobPolicy):
             fits = fm.free_of_type(t) >= n
             if fits and reservations and not self._may_backfill(view, job, t, reservations):
                 continue
+            if fits and scratch is None and job.policy_data.get("blocked_at") == free.version:
+                fits = False  # it did not fit on these very free GPUs at the last call
             gpus = pick_gpus(fm, n, t) if fits else None
+            if gpus is None and scratch is None:
+                job.policy_data["blocked_at"] = free.version
             if gpus is None:  # blocked (with any type, free GPUs may be spread over types)
                 if not self.backfill:
                     break

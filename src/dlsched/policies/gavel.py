@@ -32,6 +32,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
+from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, apply_targets,
@@ -84,7 +85,6 @@ class Gavel(JobPolicy):
         self._sig: frozenset | None = None
         self._rounds: dict[str, int] = {}  # rounds the job has been active
         self._got: dict[str, dict[int, int]] = {}  # rounds it ran on each type
-        self._cluster = None
         self.lp_solves = 0
         self.lp_time_s = 0.0
 
@@ -92,8 +92,9 @@ class Gavel(JobPolicy):
         for d in (self._w, self._x, self._rounds, self._got):
             d.pop(job.job_id, None)
 
-    def overhead(self, job: JobState, old: Allocation | None, new: Allocation, kind: str) -> float | None:
-        return replan_overhead(FULL_REPLAN, job, new, self._cluster, kind)
+    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
+                 kind: str) -> float | None:
+        return replan_overhead(FULL_REPLAN, job, new, cluster, kind)
 
     def _weights(self, cluster, job: JobState) -> dict[int, float]:
         w = self._w.get(job.job_id)
@@ -124,7 +125,6 @@ class Gavel(JobPolicy):
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster
-        self._cluster = cluster
         jobs = view.jobs
         active = sorted(jobs.values(), key=lambda j: (j.spec.submit_time, j.job_id))
         sig = frozenset(j.job_id for j in active)
@@ -264,7 +264,6 @@ class GavelAdmission(Gavel):
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster
-        self._cluster = cluster
         jobs = view.jobs
         cap = [int(c) for c in cluster.type_gpus]
         # admitted = running jobs with their type (they keep their count)

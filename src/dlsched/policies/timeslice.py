@@ -46,17 +46,13 @@ class TimeSlice(JobPolicy):
         self.reset()
 
     def reset(self) -> None:
-        self._served: dict[str, float] = {}  # job -> when it last left the GPUs (or arrived)
-        self._slice: dict[str, float] = {}  # running job -> when its present slice began
+        # per job, in job.policy_data: "served" (when it last left the GPUs, or arrived) and
+        # "slice" (while running: when its present slice began)
         self._origin: float | None = None  # rounds fall at origin + k * quantum
         self._last_round = 0.0  # (now - origin) / quantum at the previous call
 
     def on_submit(self, job: JobState, now: float) -> None:
-        self._served.setdefault(job.job_id, job.spec.submit_time)
-
-    def on_finish(self, job: JobState, now: float) -> None:
-        self._served.pop(job.job_id, None)
-        self._slice.pop(job.job_id, None)
+        job.policy_data.setdefault("served", job.spec.submit_time)
 
     @staticmethod
     def _type(view: ClusterView, job: JobState) -> int | None:
@@ -73,10 +69,10 @@ class TimeSlice(JobPolicy):
         next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
         running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))
         for j in running:
-            self._slice.setdefault(j.job_id, now)  # e.g. adopted after an engine restart
-        expired = sorted((j for j in running if now - self._slice[j.job_id] >= self.quantum_s),
-                         key=lambda j: (self._slice[j.job_id], j.spec.submit_time, j.job_id))
-        queue = sorted(view.queued(), key=lambda j: (self._served.get(j.job_id, j.spec.submit_time),
+            j.policy_data.setdefault("slice", now)  # e.g. adopted after an engine restart
+        expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
+                         key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.job_id))
+        queue = sorted(view.queued(), key=lambda j: (j.policy_data.get("served", j.spec.submit_time),
                                                      j.spec.submit_time, j.job_id))
         scratch = view.free.copy()
         preempted: list[JobState] = []
@@ -99,10 +95,10 @@ class TimeSlice(JobPolicy):
             d.allocate[job.job_id] = Allocation.of(gpus)
         for j in preempted:
             d.preempt.append(j.job_id)
-            self._served[j.job_id] = now
-            del self._slice[j.job_id]
+            j.policy_data["served"] = now
+            del j.policy_data["slice"]
         for jid in d.allocate:
-            self._slice[jid] = now
+            view.jobs[jid].policy_data["slice"] = now
         if self.consolidate:
             gone = {j.job_id for j in preempted}
             for j in running:

@@ -41,24 +41,46 @@ class JobRecord:
 
 @dataclass(slots=True)
 class TimeSeries:
-    """Step functions sampled at every change: value holds from its time to the next."""
+    """Step functions sampled at every change: value holds from its time to the next.
+
+    A row equal to the one before is not stored (long quiet stretches cost
+    nothing); ``close()`` keeps the time of the last sample, so the series
+    still ends where the run did.
+    """
 
     time: list[float] = field(default_factory=list)
     busy_gpus: list[int] = field(default_factory=list)
     running_jobs: list[int] = field(default_factory=list)
     queued_jobs: list[int] = field(default_factory=list)
     throughput: list[float] = field(default_factory=list)  # samples/s over all running jobs
+    _tail: float | None = None  # time of the last sample left out as a repeat
 
     def add(self, t: float, busy: int, running: int, queued: int, thr: float) -> None:
-        if self.time and self.time[-1] == t:
-            self.busy_gpus[-1], self.running_jobs[-1] = busy, running
-            self.queued_jobs[-1], self.throughput[-1] = queued, thr
-            return
+        if self.time:
+            if self.time[-1] == t:
+                self.busy_gpus[-1], self.running_jobs[-1] = busy, running
+                self.queued_jobs[-1], self.throughput[-1] = queued, thr
+                return
+            if (self.busy_gpus[-1] == busy and self.running_jobs[-1] == running
+                    and self.queued_jobs[-1] == queued and self.throughput[-1] == thr):
+                self._tail = t
+                return
+        self._tail = None
         self.time.append(t)
         self.busy_gpus.append(busy)
         self.running_jobs.append(running)
         self.queued_jobs.append(queued)
         self.throughput.append(thr)
+
+    def close(self) -> None:
+        """Store the last repeat, if any, so the series spans the whole run."""
+        if self._tail is not None:
+            t, self._tail = self._tail, None
+            self.time.append(t)
+            self.busy_gpus.append(self.busy_gpus[-1])
+            self.running_jobs.append(self.running_jobs[-1])
+            self.queued_jobs.append(self.queued_jobs[-1])
+            self.throughput.append(self.throughput[-1])
 
     def columns(self) -> dict[str, list]:
         return {"time": self.time, "busy_gpus": self.busy_gpus, "running_jobs": self.running_jobs,

@@ -63,5 +63,9 @@ class AdaptivePerfModel(PerfModel):
         total = worst / self.spread_factor(g)
         return IterCost(total, total, 0.0)
 
+    def packing(self, jobs, gpu_type: str):
+        """Packing is priced per GPU, where the fallback's compute profile applies (large models never pack)."""
+        return self.fallback.packing(jobs, gpu_type)
+
     def describe(self) -> dict:
         return {"perf_model": type(self).__name__, "fallback": self.fallback.describe()}

@@ -1,0 +1,54 @@
+"""How a change to a job's allocation is classified, and what it costs by default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlsched.policies.base import Allocation, JobStatus
+from dlsched.workload.job import JobSpec
+from dlsched.workload.models import get_model
+
+
+@dataclass(frozen=True)
+class EngineCosts:
+    """Default overheads (a policy's ``overhead`` may replace them per change)."""
+
+    start_overhead_s: float = 0.0  # launching a job the first time
+    restore_base_s: float = 5.0  # resume/migrate/resize/replan: fixed part
+    restore_s_per_gb: float = 2.0  # ... plus this per GB of model state (weights + optimizer)
+    checkpoint_interval_s: float | None = None  # None: checkpoint at every preemption, no work lost
+    slice_switch_s: float = 1.0  # time-sliced jobs: suspend + resume per quantum (Gandiva: < 1 s each way)
+    slice_quantum_s: float = 60.0  # time-sliced jobs take turns by this quantum
+
+
+def restore_cost(spec: JobSpec, costs: EngineCosts) -> float:
+    """Seconds to bring a job's state back from a checkpoint: grows with the model."""
+    model = get_model(spec.model, spec.params)
+    # weights + gradients-sized optimizer state (Adam keeps two moments: 3x the weights in all)
+    gb = 3 * model.params * model.bytes_per_param / 1e9
+    return costs.restore_base_s + costs.restore_s_per_gb * gb
+
+
+def classify(status: JobStatus, old: Allocation | None, new: Allocation) -> str | None:
+    """The kind of change from ``old`` to ``new``; None when nothing changes."""
+    if old is None:
+        return "start" if status == JobStatus.PENDING else "resume"
+    if old.gpus != new.gpus:
+        return "migrate" if len(old.gpus) == len(new.gpus) else "resize"
+    if old.plan != new.plan:
+        return "replan"
+    if old.mode == new.mode:
+        return None
+    if new.mode == "packed":
+        return "pack"
+    if new.mode == "sliced":
+        return "slice-in"
+    return "unpack" if old.mode == "packed" else "slice-out"
+
+
+def default_cost(kind: str, spec: JobSpec, costs: EngineCosts) -> float:
+    if kind == "start":
+        return costs.start_overhead_s
+    if kind in ("pack", "unpack", "slice-in", "slice-out"):
+        return 0.0  # the job stays on its GPUs; a shared mode's price is in its speed factor
+    return restore_cost(spec, costs)
