@@ -43,4 +43,7 @@ def run(args) -> int:
     (Path(args.out) / "compare.json").write_text(
         json.dumps({"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info},
                     "summaries": summaries}, indent=2, sort_keys=True) + "\n")
+    from dlsched.report.provenance import args_config, write_provenance
+
+    write_provenance(args.out, args_config(args), args.seed, getattr(args, "argv", None))
     return 0

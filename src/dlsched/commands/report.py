@@ -8,6 +8,8 @@ def add_parser(sub) -> None:
                        description="Read jobs.csv / series.csv / summary.json written by "
                                    "`dlsched simulate`, `compare` or `serve` and print the summary.")
     p.add_argument("dirs", nargs="+", help="results directories")
+    p.add_argument("--html", default=None, metavar="OUT",
+                   help="also write a self-contained HTML report with figures (PNGs beside it)")
     p.set_defaults(func=run)
 
 
@@ -25,4 +27,9 @@ def run(args) -> int:
         gpus = params.get("num_gpus") or 0
         summaries[params.get("policy", Path(d).name)] = summarize(records, series, gpus)
     print_summaries(summaries)
+    if args.html:
+        from dlsched.report.html import write_report
+
+        page, pngs = write_report(args.dirs, args.html)
+        print(f"report in {page} ({len(pngs)} figures beside it)")
     return 0

@@ -12,6 +12,8 @@ def add_parser(sub) -> None:
     c.add_input_args(p)
     p.add_argument("--policy", default="fcfs", help="scheduling policy (see `dlsched simulate --list`)")
     p.add_argument("--out", default="runs/latest", help="results directory (default runs/latest)")
+    p.add_argument("--timeline", default=None, metavar="PATH",
+                   help="also write the per-job timeline as Chrome-trace JSON (ui.perfetto.dev, chrome://tracing)")
     p.add_argument("--list", action="store_true", help="list policies and shipped clusters, then exit")
     p.set_defaults(func=run)
 
@@ -30,12 +32,23 @@ def run(args) -> int:
     cluster = c.load_cluster(args.cluster)
     policy = make_policy(args.policy)
     jobs, info = c.load_jobs(args, cluster)
+    if args.timeline:  # until the execution core records events itself (SimResult.events)
+        from dlsched.report.event_sources import RecordingSimulator as Simulator
     sim = Simulator(cluster, policy, jobs, perf=c.perf_model(args, cluster), config=c.sim_config(args))
     with c.progress_bar(args.quiet, f"{policy.name} on {cluster.name}") as cb:
         result = sim.run(progress=cb)
     params = {**result.params, **info}
     out = write_results(args.out, result.records, result.series, result.summary, params,
                         timings=result.stats)
+    from dlsched.report.provenance import args_config, write_provenance
+
+    write_provenance(out, args_config(args), args.seed, getattr(args, "argv", None))
+    if args.timeline:
+        from dlsched.report.timeline import write_timeline
+
+        events = getattr(result, "events", None) or sim.events
+        write_timeline(args.timeline, events, title=f"{policy.name} on {cluster.name}")
+        print(f"timeline in {args.timeline} (open in ui.perfetto.dev)")
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries({policy.name: result.summary})
