@@ -79,16 +79,27 @@ def run_local(runs: list[Run], workers: int, progress: Progress | None = None) -
 
 
 def run_ray(runs: list[Run], address: str | None, progress: Progress | None = None) -> list[dict]:
-    """Each run as a Ray task (one CPU each) on the cluster at ``address`` (None: start a local one).
+    """Each run as a Ray task (one CPU each) on the cluster at ``address``; None: a new one on this machine.
 
     The nodes need dlsched importable (installed, or on PYTHONPATH), as the live runtime's workers do.
     """
+    import os
+
     import ray
 
     from dlsched.live.service import connect
 
-    started = not ray.is_initialized()
-    connect(address)
+    local = None
+    if address is None and not ray.is_initialized():
+        # a private single-node cluster on free ports (a plain ray.init() would try the default
+        # ports, which another Ray on this machine may hold)
+        from ray.cluster_utils import Cluster
+
+        local = Cluster(initialize_head=True, head_node_args={"num_cpus": os.cpu_count() or 1})
+        address = local.address
+    joined = not ray.is_initialized()
+    if joined:
+        connect(address)
     try:
         task = ray.remote(num_cpus=1)(simulate_run)
         refs = [task.remote(r.doc) for r in runs]
@@ -100,5 +111,7 @@ def run_ray(runs: list[Run], address: str | None, progress: Progress | None = No
                 progress(len(runs) - len(pending), len(runs), runs[index[done[0]]].label)
         return ray.get(refs)
     finally:
-        if started:
-            ray.shutdown()  # leaves a cluster given by address running; stops one this call started
+        if joined:
+            ray.shutdown()  # disconnects; a cluster given by address keeps running
+        if local is not None:
+            local.shutdown()
