@@ -30,6 +30,11 @@ def add_parser(sub) -> None:
     p.add_argument("--keep-workers", action="store_true",
                    help="with --exit-when-done: leave the worker actors up for the next service")
     p.add_argument("--max-time", type=float, default=None, help="leave after this many seconds")
+    p.add_argument("--status-port", type=int, default=8470,
+                   help="read-only HTML status page on http://127.0.0.1:PORT/ (default 8470; 0 picks a free port)")
+    p.add_argument("--no-status-page", action="store_true", help="do not serve the status page")
+    p.add_argument("--timeline", default=None, metavar="PATH",
+                   help="on leaving, write the per-job timeline as Chrome-trace JSON (ui.perfetto.dev)")
     p.set_defaults(func=run)
 
 
@@ -69,6 +74,7 @@ def run(args) -> int:
         raise InputError(f"job(s) {', '.join(again)} already submitted to the scheduler state in {args.state}; "
                          "serve it without --submit, or use another --state for a fresh run", field="--submit")
     emulated = None
+    page = None if args.no_status_page else _status_page(store, args.status_port)
     try:
         if emulators is not None:
             emulated = EmulatedCluster(emulators)
@@ -100,7 +106,38 @@ def run(args) -> int:
 
             ray.shutdown()
             emulated.shutdown()
+        if page is not None:
+            page.close()
+        if args.timeline:
+            _write_timeline(store, args.timeline, policy.name)
         store.close()
     if args.out:
+        from dlsched.report.provenance import args_config, write_provenance
+
+        write_provenance(args.out, args_config(args), None, getattr(args, "argv", None))
         print(f"results in {args.out}/", flush=True)
     return 0
+
+
+def _status_page(store, port: int):
+    """Start the status page; a port already taken is a warning, not a reason to stop scheduling."""
+    import sys
+
+    from dlsched.live.statuspage import StatusPage
+
+    try:
+        page = StatusPage(store.path, port)
+    except OSError as e:
+        print(f"dlsched serve: status page not started (127.0.0.1:{port}: {e.strerror}); "
+              "use --status-port 0 for a free port", file=sys.stderr, flush=True)
+        return None
+    print(f"dlsched serve: status page at {page.url} (this machine only)", flush=True)
+    return page
+
+
+def _write_timeline(store, path: str, policy: str) -> None:
+    from dlsched.report.event_sources import store_events
+    from dlsched.report.timeline import write_timeline
+
+    write_timeline(path, store_events(store.events()), end=store.now(), title=f"live: {policy}")
+    print(f"timeline in {path} (open in ui.perfetto.dev)", flush=True)
