@@ -153,14 +153,16 @@ def chrome_trace(events, end: float | None = None, title: str = "") -> dict:
     slices, job_ids = _collect(events, end)
     gpu_slices, lanes = _gpu_lanes(slices.gpus)
     trace: list[dict] = [*_meta(JOBS_PID, None, "jobs"), *_meta(GPUS_PID, None, "GPUs")]
+    markers: dict[int, list[dict]] = {}
+    for m in slices.markers:
+        markers.setdefault(m["tid"], []).append(m)
     for i, jid in enumerate(job_ids, start=1):
         trace += _meta(JOBS_PID, i, f"job {jid}", i)
-        # outer slices first at equal start, so viewers nest "overhead" inside "running"
-        trace += sorted(slices.jobs.get(jid, []), key=lambda ev: (ev["ts"], -ev["dur"]))
+        # in time order per track; outer slices first at equal start, so viewers nest "overhead" in "running"
+        trace += sorted(slices.jobs.get(jid, []) + markers.get(i, []), key=lambda ev: (ev["ts"], -ev.get("dur", 0)))
     for (g, lane), tid in sorted(lanes.items()):
         trace += _meta(GPUS_PID, tid, f"GPU {g}" + (f" #{lane + 1}" if lane else ""), tid)
     trace += gpu_slices
-    trace += sorted(slices.markers, key=lambda ev: (ev["tid"], ev["ts"]))
     return {"traceEvents": trace, "displayTimeUnit": "ms",
             "otherData": {"title": title, "jobs": len(job_ids), "events": len(events)}}
 
