@@ -62,9 +62,19 @@ def _new(title: str, xlabel: str, ylabel: str) -> tuple[Figure, plt.Axes]:
     return fig, ax
 
 
+MANY = 6  # more runs than this: the legend goes below the axes, in columns, and the figure grows
+
+
 def _legend(ax, runs) -> None:
-    if len(runs) > 1 or ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
+    n = len(ax.get_legend_handles_labels()[0])
+    if n <= MANY:
+        if len(runs) > 1 or n:
+            ax.legend(fontsize="small")
+        return
+    fig = ax.figure
+    cols = 3
+    fig.set_figheight(SIZE[1] + 0.22 * -(-n // cols))
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=cols, fontsize="x-small")
 
 
 def _cdf(runs: list[Run], values, title: str, xlabel: str) -> Figure | None:
@@ -115,8 +125,10 @@ def fig_busy(runs):
     if fig is not None:
         total = max((r.params.get("num_gpus") or 0 for r in runs), default=0)
         if total:
-            fig.axes[0].axhline(total, color="grey", linestyle="--", linewidth=0.8, label=f"cluster ({total})")
-            fig.axes[0].legend(fontsize="small")
+            ax = fig.axes[0]
+            ax.axhline(total, color="grey", linestyle="--", linewidth=0.8)
+            ax.annotate(f"cluster: {total} GPUs", (0.01, total), xycoords=("axes fraction", "data"),
+                        va="bottom", fontsize="x-small", color="grey")
     return fig
 
 

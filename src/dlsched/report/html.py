@@ -138,6 +138,7 @@ def write_report(dirs, out, title: str | None = None, labels: list[str] | None =
         p = out.with_name(f"{out.stem}_{name}.png")
         p.write_bytes(png)
         pngs.append(p)
-    title = title or ("dlsched report: " + ", ".join(r.label for r in runs))
+    names = ", ".join(r.label for r in runs) if len(runs) <= 4 else f"{len(runs)} runs"
+    title = title or f"dlsched report: {names}"
     out.write_text(render(runs, notes, title, figures))
     return out, pngs
