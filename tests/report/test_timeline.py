@@ -120,3 +120,13 @@ def test_live_store_events_become_a_valid_trace(tmp_path):
            if e["ph"] == "X" and e["pid"] == 1]
     assert got == [("queued", 1.0, 1.5), ("running", 1.5, 4.0), ("overhead", 1.5, 2.5), ("suspended", 4.0, 5.0),
                    ("running", 5.0, 8.5)]
+
+
+def test_adjacent_slices_weeks_into_a_run_do_not_overlap():
+    t = 1_209_600.123456789  # two weeks in: beyond float's sub-microsecond digits in microseconds
+    doc = chrome_trace([Ev(t, "x", "submit"), Ev(t + 0.3333333, "x", "start", (0,), 0.1111111),
+                        Ev(t + 7.7777777, "x", "suspend"), Ev(t + 9.9999999, "x", "resume", (1,)),
+                        Ev(t + 12.5, "x", "finish")])
+    assert check_trace(doc) == []
+    xs = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == 1 and e["name"] != "overhead"]
+    assert all(a["ts"] + a["dur"] == b["ts"] for a, b in zip(xs, xs[1:]))

@@ -59,12 +59,14 @@ class _Slices:
     markers: list[dict] = field(default_factory=list)
 
 
-def _us(t: float) -> float:
-    return round(t * 1e6, 3)
+def _us(t: float) -> int:
+    """Whole microseconds: exact integers, so a slice ending where the next begins never overlaps it
+    by a rounding error (weeks of simulated time are ~1e12 us, past float's sub-microsecond digits)."""
+    return int(round(t * 1e6))
 
 
 def _slice(name: str, start: float, end: float, tid: int, cat: str, args: dict | None = None) -> dict:
-    ev = {"name": name, "cat": cat, "ph": "X", "ts": _us(start), "dur": _us(max(0.0, end - start)),
+    ev = {"name": name, "cat": cat, "ph": "X", "ts": _us(start), "dur": max(0, _us(end) - _us(start)),
           "pid": JOBS_PID, "tid": tid}
     if args:
         ev["args"] = args
@@ -133,7 +135,7 @@ def _gpu_lanes(spans: list[tuple[int, float, float, str]]) -> tuple[list[dict], 
             lane_end[lane] = e
             tid = g * 16 + lane + 1 if lane else g * 16  # lanes of one GPU sit together
             lanes_used[(g, lane)] = tid
-            out.append({"name": j, "cat": "gpu", "ph": "X", "ts": _us(s), "dur": _us(max(0.0, e - s)),
+            out.append({"name": j, "cat": "gpu", "ph": "X", "ts": _us(s), "dur": max(0, _us(e) - _us(s)),
                         "pid": GPUS_PID, "tid": tid})
     return out, lanes_used
 
