@@ -67,3 +67,14 @@ def test_relative_trace_paths_follow_the_file(tmp_path):
     (sub / "exp.yaml").write_text("workload: {trace: traces/t.csv}\npolicies: [fcfs]\n")
     _, runs = load_experiment(sub / "exp.yaml")
     assert runs[0].doc["workload"]["trace"] == str(sub / "traces" / "t.csv")
+
+
+def test_a_cluster_that_does_not_load_is_reported_before_any_run(tmp_path):
+    p = _write(tmp_path, GOOD.replace("cluster: crius-testbed", "cluster: no-such-cluster"))
+    with pytest.raises(InputError) as e:
+        load_experiment(p)
+    assert (e.value.line, e.value.field) == (2, "cluster") and "no-such-cluster" in str(e.value)
+    inline = GOOD.replace("cluster: crius-testbed", "cluster: {name: x, node_groups: []}")
+    with pytest.raises(InputError) as e:
+        load_experiment(_write(tmp_path, inline))
+    assert (e.value.line, e.value.field) == (2, "cluster") and "node_groups" in str(e.value)

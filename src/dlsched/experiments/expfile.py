@@ -191,7 +191,8 @@ def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
                 except (KeyError, IndexError, ValueError):
                     raise InputError(f"sweep path '{k}' does not lead into the experiment document",
                                      file=source, line=line_of(root, ("sweep", k)), field=f"sweep.{k}") from None
-            _validate_point(point, root, source, values)
+            resolved = _validate_point(point, root, source, values)
+            _check_cluster(resolved.cluster, root, source, values, checked)
             for i, entry in enumerate(point["policies"]):
                 _check_policy(i, entry, root, source, checked)
                 one = {**point, "policies": [entry]}
@@ -213,6 +214,29 @@ def _validate_point(point: dict, root, source: str, values) -> ExperimentFile:
         raise InputError(f"{err['msg'].removeprefix('Value error, ')} (at {field} = "
                          f"{dict(values).get(key, '?') if key else '?'})", file=source,
                          line=line_of(root, where), field=f"sweep.{key}" if key else field) from None
+
+
+def _check_cluster(cluster, root, source: str, values, checked: set[str]) -> None:
+    """The cluster (a name, a path or an inline spec, maybe swept) must load before any worker starts."""
+    from pydantic import ValidationError
+
+    from dlsched.errors import DlschedError
+    from dlsched.experiments.sweep import load_cluster
+
+    key = "cluster:" + repr(cluster)
+    if key in checked:
+        return
+    checked.add(key)
+    swept = next((k for k, _ in values if k == "cluster" or k.startswith("cluster.")), None)
+    where, field = (("sweep", swept), f"sweep.{swept}") if swept else (("cluster",), "cluster")
+    try:
+        load_cluster(cluster)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(f"cluster spec: {err['msg']} at {'.'.join(str(p) for p in err['loc'])}", file=source,
+                         line=line_of(root, where), field=field) from None
+    except DlschedError as e:
+        raise InputError(getattr(e, "reason", str(e)), file=source, line=line_of(root, where), field=field) from None
 
 
 def _check_policy(i: int, entry: dict, root, source: str, checked: set[str]) -> None:

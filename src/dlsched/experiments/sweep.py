@@ -16,7 +16,7 @@ from typing import Callable
 from dlsched.experiments.expfile import ExperimentFile, Run
 
 
-def _cluster(spec):
+def load_cluster(spec):
     from dlsched.cluster.spec import ClusterSpec
     from dlsched.cluster.topology import Cluster
 
@@ -37,7 +37,7 @@ def simulate_run(doc: dict) -> dict:
                          days=None if wl.trace else wl.synthetic.days, seed=exp.seeds[0], perf=exp.perf,
                          tier_profile=exp.tier_profile, debug=exp.sim.debug, max_time=exp.sim.max_time,
                          checkpoint_interval=exp.sim.checkpoint_interval)
-    cluster = _cluster(exp.cluster)
+    cluster = load_cluster(exp.cluster)
     jobs, info = c.load_jobs(ns, cluster)
     if wl.load != 1.0:  # a busier (or quieter) cluster: arrivals closer together, each job's slack kept
         jobs = [j.with_(submit_time=j.submit_time / wl.load,

@@ -175,11 +175,24 @@ def _bars(runs: list[Run], groups: list[str], values: dict[str, list[float]], ti
     return fig
 
 
+def _canonical_type(name: str) -> str:
+    """The cluster model's name of a requested type ("a100" -> "A100-40G"); "any" when none was asked."""
+    from dlsched.cluster.gpus import gpu_type
+    from dlsched.errors import UnknownNameError
+
+    if not name:
+        return "any"
+    try:
+        return gpu_type(name).name
+    except UnknownNameError:
+        return name
+
+
 def gpu_type_hours(run: Run) -> dict[str, float]:
     """GPU-hours by the GPU type jobs asked for ("any" where they accept every type)."""
     out: dict[str, float] = {}
     for r in run.records:
-        key = r.gpu_type or "any"
+        key = _canonical_type(r.gpu_type)
         out[key] = out.get(key, 0.0) + r.gpu_seconds / 3600
     return out
 
@@ -187,18 +200,23 @@ def gpu_type_hours(run: Run) -> dict[str, float]:
 def fig_gpu_types(runs):
     """Utilisation by requested GPU type: a job's GPU-seconds over that type's capacity-time."""
     caps = [_type_capacity(r) for r in runs]
-    types = sorted({t for r in runs for t in gpu_type_hours(r)})
+    hours = [gpu_type_hours(r) for r in runs]
+    types = sorted({t for h in hours for t in h})
     if not types or types == ["any"]:
         return None  # no job named a type: the records cannot split utilisation by type
+    # a type no run's cluster has (a trace naming GPUs the cluster lacks) has no capacity to divide by
+    shown = [t for t in types if t == "any" or any(cap.get(t) for cap in caps)]
+    if not shown:
+        return None
     values = {}
-    for r, cap in zip(runs, caps):
-        hours = gpu_type_hours(r)
+    for r, cap, h in zip(runs, caps, hours):
         span = (r.summary.get("makespan") or 0.0) / 3600
-        total = sum(cap.values())
-        values[r.label] = [hours.get(t, 0.0) / ((cap.get(t) if t != "any" else total) or 1) / span if span else 0.0
-                           for t in types]
-    fig = _bars(runs, types, values, "Utilisation by requested GPU type", "GPU-hours / capacity-hours", "{:.0%}")
-    return fig
+        denom = {t: (sum(cap.values()) if t == "any" else cap.get(t, 0)) * span for t in shown}
+        values[r.label] = [h.get(t, 0.0) / denom[t] if denom[t] else 0.0 for t in shown]
+    title = "Utilisation by requested GPU type"
+    if len(shown) < len(types):
+        title += f"\n(not in the cluster, left out: {', '.join(t for t in types if t not in shown)})"
+    return _bars(runs, shown, values, title, "GPU-hours / capacity-hours", "{:.0%}")
 
 
 def _type_capacity(run: Run) -> dict[str, int]:
