@@ -57,7 +57,7 @@ def run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     runs, expected = exp.plan(args.quick)
     print(f"reproducing {exp.paper}: {runs} simulations{' (quick set)' if args.quick else ''}, "
-          f"expected about {expected / 60:.1f} min on a 2-core machine", flush=True)
+          f"expected about {expected / 60:.1f} min on an idle 2-core machine", flush=True)
     t0 = time.perf_counter()
     with _progress(args.quiet, runs) as cb:
         heads = exp.run(args.quick, out, cb)

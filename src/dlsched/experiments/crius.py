@@ -54,7 +54,8 @@ PAPER = {
            "NA: 2.54x JCT, -13.6% throughput; NH: 3.53x JCT, -17.3% throughput; "
            "DDL: 1.69x deadline satisfactory ratio vs ElasticFlow",
 }
-# wall seconds per scenario on this project's 2-core machine (measured; docs/reports.md)
+# wall seconds per scenario on an idle 2-core machine (docs/crius.md: the 16 runs take a little over
+# two minutes; the testbed runs take a few seconds)
 EXPECTED_S = {"testbed": 10.0, "sim": 150.0}
 
 
