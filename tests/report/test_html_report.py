@@ -59,3 +59,10 @@ def test_links_csv_is_drawn_or_its_problem_noted(two_runs, tmp_path):
 def test_not_a_results_directory_is_a_clear_error(tmp_path, capsys):
     assert main(["report", str(tmp_path), "--html", str(tmp_path / "r.html")]) == 2
     assert "not a results directory" in capsys.readouterr().err
+
+
+def test_a_compare_root_gives_one_run_per_policy(two_runs, tmp_path):
+    from dlsched.report.html import write_report
+
+    page = write_report([two_runs], tmp_path / "cmp.html")[0].read_text()
+    assert "<td>fcfs</td>" in page and "<td>crius</td>" in page

@@ -67,8 +67,18 @@ def load_run(d, label: str | None = None) -> tuple[Run, list[str]]:
     return Run(name, path, records, series, doc, cols, links), notes
 
 
+def expand_dirs(dirs) -> list[Path]:
+    """Results directories; a ``compare`` root (no jobs.csv, one sub-directory per policy) gives its runs."""
+    out = []
+    for d in map(Path, dirs):
+        subs = sorted(p for p in d.iterdir() if (p / "jobs.csv").is_file()) if d.is_dir() else []
+        out += subs if not (d / "jobs.csv").exists() and subs else [d]
+    return out
+
+
 def load_runs(dirs, labels: list[str] | None = None) -> tuple[list[Run], list[str]]:
     runs, notes = [], []
+    dirs = dirs if labels else expand_dirs(dirs)
     for i, d in enumerate(dirs):
         run, n = load_run(d, labels[i] if labels else None)
         runs.append(run)
