@@ -15,7 +15,8 @@ from dlsched import __version__
 from dlsched.errors import DlschedError
 
 LIVE_EXTRAS = ("ray", "torch")  # the optional "live" extra; only the live commands need it
-COMMANDS = ["simulate", "compare", "policies", "perf", "serve", "submit", "status", "cancel", "report"]
+COMMANDS = ["simulate", "compare", "policies", "perf", "serve", "submit", "status", "cancel", "report",
+            "reproduce", "run"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     args = parser.parse_args(_with_default_command(argv))
+    args.argv = _with_default_command(argv)  # recorded in provenance.json: the exact command to re-run
     try:
         return int(args.func(args) or 0)
     except DlschedError as e:

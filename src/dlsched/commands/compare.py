@@ -56,4 +56,7 @@ def run(args) -> int:
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries(summaries)
+    from dlsched.report.provenance import args_config, write_provenance
+
+    write_provenance(args.out, args_config(args), args.seed, getattr(args, "argv", None))
     return 0

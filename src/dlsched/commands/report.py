@@ -10,6 +10,8 @@ def add_parser(sub) -> None:
                                    "by side. A `compare` root (e.g. runs/compare) stands for each of its "
                                    "policies' directories.")
     p.add_argument("dirs", nargs="+", help="results directories, or compare roots")
+    p.add_argument("--html", default=None, metavar="OUT",
+                   help="also write a self-contained HTML report with figures (PNGs beside it)")
     p.set_defaults(func=run)
 
 
@@ -29,4 +31,9 @@ def run(args) -> int:
             name = str(d)
         summaries[name] = summarize(records, series, gpus)
     print_summaries(summaries)
+    if args.html:
+        from dlsched.report.html import write_report
+
+        page, pngs = write_report(args.dirs, args.html)
+        print(f"report in {page} ({len(pngs)} figures beside it)")
     return 0

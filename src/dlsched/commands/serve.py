@@ -39,6 +39,11 @@ def add_parser(sub) -> None:
                         "(default 2)")
     p.add_argument("--quiet", action="store_true",
                    help="do not print job starts, finishes, preemptions and faults as they happen")
+    p.add_argument("--status-port", type=int, default=8470,
+                   help="read-only HTML status page on http://127.0.0.1:PORT/ (default 8470; 0 picks a free port)")
+    p.add_argument("--no-status-page", action="store_true", help="do not serve the status page")
+    p.add_argument("--timeline", default=None, metavar="PATH",
+                   help="on leaving, write the per-job timeline as Chrome-trace JSON (ui.perfetto.dev)")
     p.set_defaults(func=run)
 
 
@@ -64,6 +69,8 @@ def _check_numbers(args) -> None:
                              ("--restart-backoff", args.restart_backoff, -1e-12)):
         if value is not None and not value > low:  # also catches nan
             raise InputError(f"must be {'positive' if low == 0 else 'zero or more'}, got {value}", field=flag)
+    if not 0 <= args.status_port <= 65535:
+        raise InputError(f"must be a port number from 0 to 65535, got {args.status_port}", field="--status-port")
     if args.max_restarts < 0:
         raise InputError(f"must be zero or more, got {args.max_restarts}", field="--max-restarts")
 
@@ -90,7 +97,7 @@ def run(args) -> int:
     if again:  # before Ray starts, not after
         raise InputError(f"job(s) {', '.join(again)} already submitted to the scheduler state in {args.state}; "
                          "serve it without --submit, or use another --state for a fresh run", field="--submit")
-    emulated = store = None
+    emulated = store = page = None
     try:
         if emulators is not None:
             emulated = EmulatedCluster(emulators)
@@ -101,6 +108,7 @@ def run(args) -> int:
         # a new state's clock starts now, once Ray is up: event times and records then start
         # near 0, not after however long Ray took to start
         store = open_store(args.state)
+        page = None if args.no_status_page else _status_page(store, args.status_port)
         if not args.quiet:
             store.listener = EventPrinter()
         cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
@@ -130,8 +138,39 @@ def run(args) -> int:
 
             ray.shutdown()
             emulated.shutdown()
+        if page is not None:
+            page.close()
         if store is not None:
+            if args.timeline:
+                _write_timeline(store, args.timeline, policy.name)
             store.close()
     if args.out:
+        from dlsched.report.provenance import args_config, write_provenance
+
+        write_provenance(args.out, args_config(args), None, getattr(args, "argv", None))
         print(f"results in {args.out}/", flush=True)
     return 0
+
+
+def _status_page(store, port: int):
+    """Start the status page; a port already taken is a warning, not a reason to stop scheduling."""
+    import sys
+
+    from dlsched.live.statuspage import StatusPage
+
+    try:
+        page = StatusPage(store.path, port)
+    except OSError as e:
+        print(f"dlsched serve: status page not started (127.0.0.1:{port}: {e.strerror}); "
+              "use --status-port 0 for a free port", file=sys.stderr, flush=True)
+        return None
+    print(f"dlsched serve: status page at {page.url} (this machine only)", flush=True)
+    return page
+
+
+def _write_timeline(store, path: str, policy: str) -> None:
+    from dlsched.report.event_sources import store_events
+    from dlsched.report.timeline import write_timeline
+
+    write_timeline(path, store_events(store.events()), end=store.now(), title=f"live: {policy}")
+    print(f"timeline in {path} (open in ui.perfetto.dev)", flush=True)

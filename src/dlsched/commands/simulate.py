@@ -12,6 +12,8 @@ def add_parser(sub) -> None:
     c.add_input_args(p)
     p.add_argument("--policy", default="fcfs", help="scheduling policy (see `dlsched policies`)")
     p.add_argument("--out", default="runs/latest", help="results directory (default runs/latest)")
+    p.add_argument("--timeline", default=None, metavar="PATH",
+                   help="also write the per-job timeline as Chrome-trace JSON (ui.perfetto.dev, chrome://tracing)")
     p.add_argument("--list", action="store_true", help="list policies and shipped clusters, then exit")
     p.set_defaults(func=run)
 
@@ -42,6 +44,14 @@ def run(args) -> int:
     params = {**result.params, **info, "policy_options": used_options(args.policy, options)}
     out = write_results(args.out, result.records, result.series, result.summary, params,
                         timings=result.stats)
+    from dlsched.report.provenance import args_config, write_provenance
+
+    write_provenance(out, args_config(args), args.seed, getattr(args, "argv", None))
+    if args.timeline:
+        from dlsched.report.timeline import write_timeline
+
+        write_timeline(args.timeline, result.events, title=f"{policy.name} on {cluster.name}")
+        print(f"timeline in {args.timeline} (open in ui.perfetto.dev)")
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries({policy.name: result.summary})

@@ -1,0 +1,1 @@
+"""Paper reproductions callable from the package (``dlsched reproduce NAME``); see ``registry``."""

@@ -1,0 +1,73 @@
+"""The paper experiments ``dlsched reproduce`` knows, by name.
+
+An experiment module registers an ``Experiment`` when imported; ``MODULES``
+lists the modules to import.  The Gandiva, Dally and CRUX issues add their
+module here (and drop their name from ``PLANNED``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from dlsched.errors import UnknownNameError
+
+MODULES = ["dlsched.experiments.crius"]
+# named by the project's issues but not built yet: reproduce says so instead of printing a table
+PLANNED = {"gandiva": "the Gandiva policy (time-slicing, packing, migration, grow-shrink)",
+           "dally": "the Dally policy (network-tier-aware delay scheduling)",
+           "crux": "the CRUX communication scheduler"}
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One of the paper's headline figures beside ours."""
+
+    scenario: str
+    metric: str
+    paper: float
+    ours: float | None
+    unit: str = ""  # "%", "x" or a unit name; how both figures print
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        """ours / paper: 1.0 is the paper's figure exactly."""
+        if self.ours is None or not self.paper:
+            return None
+        return self.ours / self.paper
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    paper: str  # citation
+    # run(quick, out_dir, progress) -> headline figures; progress(done, total, label) after each run
+    run: Callable[[bool, Path, Callable[[int, int, str], None] | None], list[Headline]]
+    # (runs, expected wall seconds on a 2-core machine) for a quick or full run
+    plan: Callable[[bool], tuple[int, float]]
+    available: Callable[[], str | None]  # None when its data is present, else why not
+
+
+_EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(exp: Experiment) -> Experiment:
+    _EXPERIMENTS[exp.name] = exp
+    return exp
+
+
+def experiment_names() -> list[str]:
+    for m in MODULES:
+        importlib.import_module(m)
+    return sorted(_EXPERIMENTS)
+
+
+def get_experiment(name: str) -> Experiment:
+    experiment_names()
+    try:
+        return _EXPERIMENTS[name]
+    except KeyError:
+        raise UnknownNameError("experiment", name, {**_EXPERIMENTS, **PLANNED}) from None
