@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run an experiment file (policies x seeds x sweep) in parallel",
@@ -37,7 +35,6 @@ def run(args) -> int:
     import time
     from pathlib import Path
 
-    from dlsched.commands._common import progress_bar
     from dlsched.experiments.expfile import dump_point, load_experiment
     from dlsched.experiments.sweep import run_local, run_ray
     from dlsched.report.io import write_results

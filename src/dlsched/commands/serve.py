@@ -88,7 +88,7 @@ def run(args) -> int:
 
     policy = make_policy(args.policy, **policy_options(args.option, [args.policy])[args.policy])
     _check_numbers(args)
-    import ray  # noqa: F401  (without the live extra, fail here: before any state is written)
+    import ray  # without the live extra, fail here: before any state is written
 
     # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
     jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state))]
@@ -134,8 +134,6 @@ def run(args) -> int:
         service.run()
     finally:  # also when Ray or the service fails to start: never leave an emulated cluster behind
         if emulated is not None:
-            import ray
-
             ray.shutdown()
             emulated.shutdown()
         if page is not None:

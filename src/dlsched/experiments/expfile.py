@@ -52,6 +52,7 @@ class Workload(_Strict):
     trace: str | None = None
     format: str = "auto"
     skip_bad_rows: bool = False
+    fit_requests: bool = False  # as --fit-requests: grow requests whose model does not fit in memory
     jobs: int | None = Field(None, ge=1, description="trace: keep the first N jobs")
     synthetic: SyntheticWorkload | None = None
     load: float = Field(1.0, gt=0)
@@ -71,7 +72,12 @@ class PolicyEntry(_Strict):
 
 
 class SimSettings(_Strict):
+    """Engine settings, as the simulate command's flags of the same names."""
+
     checkpoint_interval: float | None = Field(None, gt=0)
+    start_overhead: float = Field(0.0, ge=0)
+    restore_base: float = Field(5.0, ge=0)
+    restore_per_gb: float = Field(2.0, ge=0)
     max_time: float | None = Field(None, gt=0)
     debug: bool = False
 

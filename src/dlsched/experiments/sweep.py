@@ -26,6 +26,7 @@ def load_cluster(spec):
 def simulate_run(doc: dict) -> dict:
     """Simulate one run (one policy, one seed): records, series, summary and parameters as data."""
     from dlsched.commands import _common as c
+    from dlsched.commands._jobs import load_jobs
     from dlsched.policies.registry import make_policy
     from dlsched.sim.engine import Simulator
 
@@ -36,16 +37,19 @@ def simulate_run(doc: dict) -> dict:
                          jobs=wl.jobs if wl.trace else wl.synthetic.jobs,
                          days=None if wl.trace else wl.synthetic.days, seed=exp.seeds[0], perf=exp.perf,
                          tier_profile=exp.tier_profile, debug=exp.sim.debug, max_time=exp.sim.max_time,
-                         checkpoint_interval=exp.sim.checkpoint_interval)
+                         checkpoint_interval=exp.sim.checkpoint_interval, fit_requests=wl.fit_requests,
+                         start_overhead=exp.sim.start_overhead, restore_base=exp.sim.restore_base,
+                         restore_per_gb=exp.sim.restore_per_gb)
     cluster = load_cluster(exp.cluster)
-    jobs, info = c.load_jobs(ns, cluster)
+    perf = c.perf_model(ns, cluster)
+    jobs, info = load_jobs(ns, cluster, perf)
     if wl.load != 1.0:  # a busier (or quieter) cluster: arrivals closer together, each job's slack kept
         jobs = [j.with_(submit_time=j.submit_time / wl.load,
                         deadline=None if j.deadline is None else j.submit_time / wl.load + (j.deadline - j.submit_time))
                 for j in jobs]
         info["load"] = wl.load
     policy = make_policy(entry.name, **entry.options)
-    res = Simulator(cluster, policy, jobs, perf=c.perf_model(ns, cluster), config=c.sim_config(ns)).run()
+    res = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(ns)).run()
     return {"records": res.records, "series": res.series, "summary": res.summary,
             "params": {**res.params, **info, "policy_options": entry.options}, "stats": res.stats}
 
