@@ -68,6 +68,7 @@ class NodeGroupSpec(_Strict):
     gpus_per_node: int = Field(ge=1)
     intra: IntraSpec = IntraSpec()
     nic_gbps: float = Field(100.0, gt=0)  # per node, Gbit/s
+    nics: int = Field(1, ge=1)  # NICs sharing nic_gbps (network layer: GPUs split evenly over them)
     nodes_per_rack: int = Field(8, ge=1)
 
     @field_validator("gpu")
@@ -98,6 +99,8 @@ class NetworkSpec(_Strict):
     inter_rack_latency_us: float = Field(15.0, ge=0)
     oversubscription: float = Field(1.0, ge=1.0)  # rack uplink oversubscription ratio
     spines: int = Field(1, ge=1)  # clos: spine (aggregation) switches, i.e. equal-cost paths between racks
+    # topology and spines shape the link graph of dlsched.network (``--network flow``); the
+    # alpha-beta perf model prices tiers only, as before
 
 
 class ClusterSpec(_Strict):

@@ -52,6 +52,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="per-model communication overhead at the machine/rack/network tier, as a "
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
                         "placements; or a CSV model,machine_pct,rack_pct,network_pct)")
+    p.add_argument("--network", default="off", choices=["off", "flow"],
+                   help="flow: jobs that share network links slow each other (flow-level max-min "
+                        "contention on the spec's link graph, docs/network.md); off: each job is "
+                        "priced alone (default)")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--checkpoint-interval", type=float, default=None,
@@ -113,6 +117,29 @@ def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
 def sim_config(args) -> SimConfig:
     return SimConfig(seed=args.seed, debug=args.debug, max_time=args.max_time,
                      checkpoint_interval_s=args.checkpoint_interval)
+
+
+def contention_model(args, cluster: Cluster):
+    """A fresh flow-contention model for one run (``--network flow``), or None."""
+    if getattr(args, "network", "off") != "flow":
+        return None
+    from dlsched.network.contention import FlowContention
+
+    return FlowContention.for_cluster(cluster, seed=args.seed)
+
+
+def write_links(out_dir, rows) -> None:
+    """``links.csv`` (time, link, utilisation) beside a run's results, when the run has one."""
+    if not rows:
+        return
+    import csv
+    from pathlib import Path
+
+    with open(Path(out_dir) / "links.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["time", "link", "utilisation"])
+        for t, link, u in rows:
+            w.writerow([repr(round(t, 6)), link, repr(round(u, 6))])
 
 
 def perf_model(args, cluster: Cluster):

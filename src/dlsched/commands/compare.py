@@ -33,9 +33,11 @@ def run(args) -> int:
     summaries = {}
     for name, policy in zip(names, policies):
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
-            result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args)).run(progress=cb)
-        write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
-                      {**result.params, **info}, timings=result.stats)
+            result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
+                               contention=c.contention_model(args, cluster)).run(progress=cb)
+        out = write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
+                            {**result.params, **info}, timings=result.stats)
+        c.write_links(out, result.links)
         summaries[name] = result.summary
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")

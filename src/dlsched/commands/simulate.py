@@ -30,12 +30,14 @@ def run(args) -> int:
     cluster = c.load_cluster(args.cluster)
     policy = make_policy(args.policy)
     jobs, info = c.load_jobs(args, cluster)
-    sim = Simulator(cluster, policy, jobs, perf=c.perf_model(args, cluster), config=c.sim_config(args))
+    sim = Simulator(cluster, policy, jobs, perf=c.perf_model(args, cluster), config=c.sim_config(args),
+                    contention=c.contention_model(args, cluster))
     with c.progress_bar(args.quiet, f"{policy.name} on {cluster.name}") as cb:
         result = sim.run(progress=cb)
     params = {**result.params, **info}
     out = write_results(args.out, result.records, result.series, result.summary, params,
                         timings=result.stats)
+    c.write_links(out, result.links)
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries({policy.name: result.summary})

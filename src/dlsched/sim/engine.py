@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from dlsched.cluster.freemap import FreeMap
 from dlsched.cluster.topology import Cluster
 from dlsched.errors import InvariantError
-from dlsched.perf.base import PerfModel
+from dlsched.perf.base import IterCost, PerfModel
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.report.records import JobRecord, TimeSeries
 from dlsched.report.summary import summarize
@@ -54,12 +54,17 @@ class SimResult:
     summary: dict
     params: dict
     stats: dict = field(default_factory=dict)
+    links: list = field(default_factory=list)  # (time, link, utilisation) rows, with a contention model
 
 
 class Simulator:
     def __init__(self, cluster: Cluster, policy: JobPolicy, jobs: list[JobSpec],
-                 perf: PerfModel | None = None, config: SimConfig | None = None):
+                 perf: PerfModel | None = None, config: SimConfig | None = None, contention=None):
         from dlsched.perf.default import default_perf_model
+
+        # optional flow-level model of jobs sharing links (dlsched.network.FlowContention protocol:
+        # add / remove / iteration_time); None prices every job alone, as before
+        self.contention = contention
 
         self.cluster = cluster
         self.policy = policy
@@ -92,6 +97,7 @@ class Simulator:
         self._contrib: dict[str, float] = {}
         self.records: list[JobRecord] = []
         self.series = TimeSeries()
+        self.links: list[tuple[float, str, float]] = []
         view = ClusterView(cluster, self.free, self.jobs, perf, 0.0, queue_fn=self._queued,
                            running=self.running)
         specs = self.specs
@@ -158,6 +164,8 @@ class Simulator:
             if cfg.record_series:
                 self.series.add(now, cluster.num_gpus - self.free.total_free, len(self.running),
                                 len(self.queue), max(0.0, self._thr))
+            if self.contention is not None:
+                self.links.extend((now, name, u) for name, u in self.contention.drain_utilisation())
             if cfg.debug:
                 self._check(now)
             if progress is not None and _time.perf_counter() - last_progress > 0.2:
@@ -178,9 +186,12 @@ class Simulator:
                   **policy.describe(), **perf.describe(), "sim": asdict(cfg)}
         stats = {"wall_s": wall, "events": events, "events_per_s": events / wall if wall > 0 else 0.0,
                  "schedule_calls": sched_calls, "schedule_s": sched_time, "policy": policy.timings()}
+        if self.contention is not None:
+            params["network"] = self.contention.describe()
+            stats["network"] = dict(self.contention.stats)
         if progress is not None:
             progress(now, n, n)
-        return SimResult(self.records, self.series, summary, params, stats)
+        return SimResult(self.records, self.series, summary, params, stats, self.links)
 
     def _queued(self) -> list[JobState]:
         if not self._queue_sorted:
@@ -257,6 +268,8 @@ class Simulator:
         if alloc.shared:
             touched = self._unshare(job, alloc)
             self._reprice(touched, job.updated_at)
+        if self.contention is not None:
+            self._rerate_contended(self.contention.remove(job.job_id), job.job_id, job.updated_at)
 
     def _record(self, job: JobState, status: str, reason: str) -> None:
         s = job.spec
@@ -386,6 +399,29 @@ class Simulator:
                 f"policy {self.policy.name}: job {job.job_id} ({job.spec.model}) cannot run on GPUs "
                 f"{list(job.allocation.gpus)[:8]}: iteration time {cost.total} s, packing factor {factor} "
                 f"(e.g. the model does not fit in GPU memory)")
+        if self.contention is not None:
+            changed = self.contention.add(job.job_id, job.spec, job.allocation, cost)
+            self._set_rate(job, self._contended(job.job_id), factor, now)
+            self._rerate_contended(changed, job.job_id, now)
+        else:
+            self._set_rate(job, cost, factor, now)
+
+    def _contended(self, jid: str) -> IterCost:
+        total, comm = self.contention.iteration_time(jid)
+        return IterCost(total, total - comm, comm)
+
+    def _rerate_contended(self, ids, skip: str, now: float) -> None:
+        """Running jobs whose iteration time the contention model changed: settle, then re-rate."""
+        for jid in ids:
+            other = self.running.get(jid)
+            if jid == skip or other is None:
+                continue
+            self._settle(other, now)
+            factor = self._packing_factor(other) if other.allocation.shared else 1.0
+            self._set_rate(other, self._contended(jid), factor, now)
+
+    def _set_rate(self, job: JobState, cost: IterCost, factor: float, now: float) -> None:
+        """Rate from a price and packing factor; predict the completion."""
         job.rate = factor / cost.total
         self._comm_per_iter[job.job_id] = cost.comm
         ver = self._version[job.job_id] + 1
