@@ -44,6 +44,7 @@ class _Job:
     level: int
     flow_bytes: float
     solo_rate: float  # bytes/s per flow alone: its narrowest link's share
+    lc: dict  # link id -> the job's flows on it
 
 
 class FlowContention:
@@ -126,7 +127,7 @@ class FlowContention:
         solo_rate = float(np.min(self._capacity[links] / counts)) if traffic.flows else 0.0
         D = min(flow_bytes / solo_rate, total) if traffic.flows else 0.0
         job = _Job(traffic, links, counts, float(total), float(comm), D, float(total) - D,
-                   self._levels.get(job_id, 0), flow_bytes, solo_rate)
+                   self._levels.get(job_id, 0), flow_bytes, solo_rate, lc)
         self._jobs[job_id] = job
         for l, n in zip(links.tolist(), counts.tolist()):
             self._link_jobs.setdefault(l, set()).add(job_id)
@@ -185,7 +186,7 @@ class FlowContention:
             for other in self._link_jobs[l]:
                 o = self._jobs[other]
                 rate = float(np.min(self._capacity[o.links] / o.counts))
-                load += float(o.counts[o.links == l][0]) * rate
+                load += o.lc[l] * rate
             load /= self._capacity[l]
             if load > load_best:
                 best, load_best = l, load
@@ -264,7 +265,7 @@ class FlowContention:
             row = [0.0] * len(group)
             for j in self._link_jobs[l]:
                 job = self._jobs[j]
-                row[pos[j]] = float(job.counts[job.links == l][0])
+                row[pos[j]] = float(job.lc[l])
             rows.append((float(self._capacity[l]), tuple(row)))
         rows.sort()
         key = (tuple(desc[i] for i in order), tuple(rows))
@@ -301,7 +302,7 @@ class FlowContention:
         for j in self._link_jobs.get(l, ()):
             job = self._jobs[j]
             t = self._time.get(j, (job.total, 0.0))[0]
-            total += float(job.counts[job.links == l][0]) * job.flow_bytes / t
+            total += job.lc[l] * job.flow_bytes / t
         u = total / self._capacity[l]
         if self._util.get(l, 0.0) != u:
             if u > 0:

@@ -36,19 +36,22 @@ def maxmin_rates(job_links: Sequence[Sequence[tuple[int, float]]], capacity: Seq
     levels = [0] * n if level is None else level
     inf = float("inf")
     for lv in sorted(set(levels)):
-        # inside a level every unfrozen job has the same rate t; links keep the flows still rising
-        active = {j for j in range(n) if levels[j] == lv}
+        # inside a level every unfrozen job has the same rate t; load counts the flows still rising
+        members = [j for j in range(n) if levels[j] == lv]
+        active = set(members)
+        by_cap = sorted(members, key=lambda j: cap[j])
+        next_cap = 0
         load: dict[int, float] = {}
-        for j in active:
+        on_link: dict[int, list[int]] = {}
+        for j in members:
             for l, k in job_links[j]:
                 load[l] = load.get(l, 0.0) + k
+                on_link.setdefault(l, []).append(j)
         t = 0.0
         while active:
-            step = inf
-            for j in active:
-                head = cap[j] - t
-                if head < step:
-                    step = head
+            while next_cap < len(by_cap) and by_cap[next_cap] not in active:
+                next_cap += 1
+            step = cap[by_cap[next_cap]] - t if next_cap < len(by_cap) else inf
             for l, k in load.items():
                 if k > 0:
                     share = residual[l] / k
@@ -56,20 +59,24 @@ def maxmin_rates(job_links: Sequence[Sequence[tuple[int, float]]], capacity: Seq
                         step = share
             step = max(step, 0.0)
             t += step
-            tight = set()
+            frozen = set()
             for l, k in load.items():
                 if k > 0:
                     residual[l] -= step * k
                     if residual[l] <= _EPS * max(capacity[l], 1.0):
                         residual[l] = 0.0
-                        tight.add(l)
-            frozen = [j for j in active
-                      if cap[j] - t <= _EPS * max(cap[j], 1.0) or any(l in tight for l, _ in job_links[j])]
+                        frozen.update(j for j in on_link[l] if j in active)
+            while next_cap < len(by_cap) and cap[by_cap[next_cap]] - t <= _EPS * max(cap[by_cap[next_cap]], 1.0):
+                if by_cap[next_cap] in active:
+                    frozen.add(by_cap[next_cap])
+                next_cap += 1
             if not frozen:  # numerical guard: the step froze nothing
-                frozen = list(active)
+                frozen = set(active)
             for j in frozen:
                 x[j] = t
                 active.discard(j)
                 for l, k in job_links[j]:
                     load[l] -= k
+            for l in [l for l, k in load.items() if k <= 0]:
+                del load[l]
     return x

@@ -49,7 +49,7 @@ def simulate_group(compute: Sequence[float], start: Sequence[float], comm: Seque
     """
     J = len(compute)
     inf = math.inf
-    rate_cache: dict[frozenset, dict[int, float]] = {}
+    rate_cache: dict[frozenset, list[tuple[int, float]]] = {}
     link_jobs: dict[int, list[int]] = {}
     for j, links in enumerate(job_links):
         for l, _ in links:
@@ -65,12 +65,12 @@ def simulate_group(compute: Sequence[float], start: Sequence[float], comm: Seque
     t = 0.0
     events = 0
     active: set[int] = set()
-    stale = True
+    changed: set[int] = set()
     finished_all = 0
     while events < MAX_EVENTS:
-        if stale:
-            speed = _speeds(active, job_links, link_jobs, capacity, cap, level, rate_cache, J)
-            stale = False
+        if changed:
+            _update_speeds(speed, changed, active, job_links, link_jobs, capacity, cap, level, rate_cache)
+            changed.clear()
         t_next = inf
         for j in range(J):
             p = phase[j]
@@ -96,12 +96,12 @@ def simulate_group(compute: Sequence[float], start: Sequence[float], comm: Seque
             if phase[j] == 0 and it_start[j] + start[j] <= t + tol:
                 phase[j] = 1
                 active.add(j)
-                stale = True
+                changed.add(j)
             if phase[j] == 1 and remaining[j] <= 1e-9 * comm[j] + 1e-15:
                 remaining[j] = 0.0
                 phase[j] = 2
                 active.discard(j)
-                stale = True
+                changed.add(j)
             if phase[j] == 2 and it_start[j] + compute[j] <= t + tol:
                 done[j] += 1
                 if done[j] == 1:
@@ -120,29 +120,40 @@ def simulate_group(compute: Sequence[float], start: Sequence[float], comm: Seque
     return GroupResult(steady, tuple(slowed), events)
 
 
-def _speeds(active: set[int], job_links, link_jobs, capacity, cap, level, cache, J: int) -> list[float]:
-    """Each communicating job's speed (rate / solo rate), solved per connected set of active jobs.
+def _update_speeds(speed: list[float], changed: set[int], active: set[int], job_links, link_jobs, capacity,
+                   cap, level, cache) -> None:
+    """Re-solve the speeds (rate / solo rate) of the active jobs near those that started or stopped.
 
-    Jobs that share no link with another active job run at their solo speed; the rest are
-    solved component by component, each cached by its members (periodic jobs meet the same
-    sets again and again).
+    Max-min sharing decomposes over connected sets of communicating jobs, so only the sets
+    holding a changed job or a neighbour of one are solved again, each cached by its members
+    (periodic jobs meet the same sets again and again); a job alone runs at its solo speed.
     """
-    speed = [0.0] * J
-    todo = set(active)
-    while todo:
-        seed = todo.pop()
-        comp = [seed]
-        stack = [seed]
+    seeds = set()
+    for j in changed:
+        if j in active:
+            seeds.add(j)
+        else:
+            speed[j] = 0.0
+        for l, _ in job_links[j]:
+            for o in link_jobs[l]:
+                if o in active:
+                    seeds.add(o)
+    while seeds:
+        first = seeds.pop()
+        comp = [first]
+        seen = {first}
+        stack = [first]
         while stack:
             j = stack.pop()
             for l, _ in job_links[j]:
                 for o in link_jobs[l]:
-                    if o in todo:
-                        todo.discard(o)
+                    if o in active and o not in seen:
+                        seen.add(o)
                         comp.append(o)
                         stack.append(o)
+        seeds -= seen
         if len(comp) == 1:
-            speed[seed] = 1.0
+            speed[first] = 1.0
             continue
         key = frozenset(comp)
         got = cache.get(key)
@@ -150,7 +161,6 @@ def _speeds(active: set[int], job_links, link_jobs, capacity, cap, level, cache,
             comp.sort()
             x = maxmin_rates([job_links[j] for j in comp], capacity, [cap[j] for j in comp],
                              [level[j] for j in comp])
-            got = cache[key] = {j: r / cap[j] for j, r in zip(comp, x)}
-        for j, v in got.items():
+            got = cache[key] = [(j, r / cap[j]) for j, r in zip(comp, x)]
+        for j, v in got:
             speed[j] = v
-    return speed
