@@ -86,3 +86,14 @@ def test_engine_protocol_alone_gets_exactly_the_perf_price():
     fc.add("bert", spec2, alloc2, perf.price(spec2, alloc2.gpus))
     assert fc.iteration_time("gpt") == (cost.total, cost.comm)
     assert list(fc.remove("bert")) == []
+
+
+def test_large_groups_use_the_all_communicating_bound():
+    from dlsched.network.microsim import all_communicating
+
+    # two jobs on one link of capacity 1, solo rate 1 each: both at half speed for the whole transfer
+    res = all_communicating([1.0, 1.0], [0.9, 0.5], [0.1, 0.1], [[(0, 1)], [(0, 1)]], [1.0], [1.0, 1.0], [0, 0])
+    assert res.iteration_s == (pytest.approx(1.1), pytest.approx(1.0))
+    # strict priority: the starved job waits for the other's transfer, then sends alone
+    res = all_communicating([1.0, 1.0], [0.9, 0.9], [0.1, 0.1], [[(0, 1)], [(0, 1)]], [1.0], [1.0, 1.0], [0, 1])
+    assert res.iteration_s == (pytest.approx(1.0), pytest.approx(1.1))

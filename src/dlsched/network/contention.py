@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from dlsched.network.graph import LinkGraph
-from dlsched.network.microsim import simulate_group
+from dlsched.network.microsim import MAX_SIMULATED_JOBS, all_communicating, simulate_group
 from dlsched.network.paths import PathTable
 from dlsched.network.traffic import JobTraffic, gradient_bytes, ring_flows
 
@@ -68,7 +68,8 @@ class FlowContention:
         self._cache: dict = {}
         self._util: dict[int, float] = {}
         self._util_dirty: set[int] = set()
-        self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "largest_group": 0}
+        self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "bounded_groups": 0,
+                      "largest_group": 0}
 
     @classmethod
     def for_cluster(cls, cluster, seed: int = 0, graph: LinkGraph | None = None) -> "FlowContention":
@@ -274,9 +275,13 @@ class FlowContention:
         if hit is None:
             d = [desc[i] for i in order]
             job_links = [[(r, row[k]) for r, (_, row) in enumerate(rows) if row[k] > 0] for k in range(len(d))]
-            hit = simulate_group([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links,
-                                 [c for c, _ in rows], [v[3] for v in d], [v[4] for v in d])
-            self.stats["microsim_events"] += hit.events
+            solve = simulate_group if len(group) <= MAX_SIMULATED_JOBS else all_communicating
+            hit = solve([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links,
+                        [c for c, _ in rows], [v[3] for v in d], [v[4] for v in d])
+            if solve is simulate_group:
+                self.stats["microsim_events"] += hit.events
+            else:
+                self.stats["bounded_groups"] += 1
             self._cache[key] = hit
         else:
             self.stats["cache_hits"] += 1

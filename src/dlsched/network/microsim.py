@@ -30,6 +30,11 @@ from dlsched.network.maxmin import maxmin_rates
 
 MIN_ITERATIONS = 2  # completed iterations per job: a warm-up from the aligned start, then one measured
 MAX_EVENTS = 4_000
+# Larger groups get ``all_communicating`` instead: the event-by-event simulation of a 50-job group
+# costs ~70 ms in Python (hundreds of events, each re-solving max-min over the jobs communicating),
+# and a saturated 1,280-GPU cluster forms such groups hundreds of times in a run (at 64 the two-week
+# crius-sim FCFS run takes 120 s instead of 15 s: benchmarks/bench_network.py).
+MAX_SIMULATED_JOBS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +169,26 @@ def _update_speeds(speed: list[float], changed: set[int], active: set[int], job_
             got = cache[key] = [(j, r / cap[j]) for j, r in zip(comp, x)]
         for j, v in got:
             speed[j] = v
+
+
+def all_communicating(compute: Sequence[float], start: Sequence[float], comm: Sequence[float],
+                      job_links: Sequence[Sequence[tuple[int, float]]], capacity: Sequence[float],
+                      cap: Sequence[float], level: Sequence[int]) -> GroupResult:
+    """The bound used for groups above ``MAX_SIMULATED_JOBS``: every job communicates at once.
+
+    One max-min solve with the whole group sending; each job's communication is stretched by
+    its solo rate / shared rate: ``iteration = max(C, s + D / speed)``.  This is the aligned
+    start of the micro-simulation held for the whole transfer, so it never under-states a
+    slowdown; it over-states it where jobs' transfers would drift apart.
+    """
+    x = maxmin_rates(job_links, capacity, cap, level)
+    speed = [x[j] / cap[j] if cap[j] > 0 else 1.0 for j in range(len(compute))]
+    # a job starved by higher levels waits for their transfers, then sends at its solo rate
+    served = max((comm[j] / v for j, v in enumerate(speed) if v > 0), default=0.0)
+    times, slowed = [], []
+    for j, v in enumerate(speed):
+        slow = v < 1.0 - 1e-12
+        end = start[j] + (comm[j] / v if v > 0 else served + comm[j])
+        times.append(max(compute[j], end) if slow else compute[j] + 0.0)
+        slowed.append(slow)
+    return GroupResult(tuple(times), tuple(slowed), 1)

@@ -106,14 +106,7 @@ def tiered(cluster: Cluster) -> LinkGraph:
     g = LinkGraph(f"{cluster.name}:tiered")
     net = cluster.network
     g.layers["core"] = "core"
-    rack_load = [0.0] * cluster.num_racks
-    for node in cluster.nodes:
-        tor = f"tor{node.rack}"
-        g.layers[tor] = "tor"
-        rack_bw = min(net.rack_gbps * GBIT if net.rack_gbps else node.nic_Bps, node.nic_Bps)
-        _cluster_host(g, cluster, node, [tor], rack_bw, net.rack_latency_us * 1e-6)
-        inter = min(net.inter_rack_gbps * GBIT if net.inter_rack_gbps else node.nic_Bps, node.nic_Bps)
-        rack_load[node.rack] += inter
+    rack_load = _racks_of_hosts(g, cluster)
     if cluster.num_racks > 1:
         for r in range(cluster.num_racks):
             g.cable(f"tor{r}", "core", rack_load[r] / net.oversubscription, net.inter_rack_latency_us * 1e-6)
@@ -127,6 +120,17 @@ def clos_of(cluster: Cluster) -> LinkGraph:
     aggs = [f"agg{a}" for a in range(net.spines)]
     for a in aggs:
         g.layers[a] = "agg"
+    rack_load = _racks_of_hosts(g, cluster)
+    for r in range(cluster.num_racks):
+        for a in aggs:
+            g.cable(f"tor{r}", a, rack_load[r] / net.oversubscription / len(aggs),
+                    net.inter_rack_latency_us * 1e-6)
+    return g
+
+
+def _racks_of_hosts(g: LinkGraph, cluster: Cluster) -> list[float]:
+    """Every node as a host under its rack's ToR; returns each rack's inter-rack bandwidth (bytes/s)."""
+    net = cluster.network
     rack_load = [0.0] * cluster.num_racks
     for node in cluster.nodes:
         tor = f"tor{node.rack}"
@@ -135,11 +139,7 @@ def clos_of(cluster: Cluster) -> LinkGraph:
         _cluster_host(g, cluster, node, [tor], rack_bw, net.rack_latency_us * 1e-6)
         rack_load[node.rack] += min(net.inter_rack_gbps * GBIT if net.inter_rack_gbps else node.nic_Bps,
                                     node.nic_Bps)
-    for r in range(cluster.num_racks):
-        for a in aggs:
-            g.cable(f"tor{r}", a, rack_load[r] / net.oversubscription / len(aggs),
-                    net.inter_rack_latency_us * 1e-6)
-    return g
+    return rack_load
 
 
 def from_cluster(cluster: Cluster) -> LinkGraph:
