@@ -15,7 +15,7 @@ from dlsched import __version__
 from dlsched.errors import DlschedError
 
 LIVE_EXTRAS = ("ray", "torch")  # the optional "live" extra; only the live commands need it
-COMMANDS = ["simulate", "compare", "policies", "perf", "serve", "submit", "status", "cancel", "report",
+COMMANDS = ["simulate", "compare", "policies", "perf", "net", "serve", "submit", "status", "cancel", "report",
             "reproduce", "run"]
 
 

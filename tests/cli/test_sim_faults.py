@@ -354,13 +354,20 @@ def test_jobs_arriving_after_max_time_are_accounted_for(tmp_path):
 # ------------------------------------------------------------ cluster-spec fields that would be ignored
 
 
-@pytest.mark.parametrize("network, where", [
-    ("  topology: clos\n", "line 5, field 'network.topology': topology 'clos' is not supported yet"),
-    ("  spines: 2\n", "line 5, field 'network.spines': spines 2 describes a Clos fabric"),
-])
-def test_clos_fields_are_refused_not_ignored(network, where, tmp_path, capsys):
-    # before: parsed, then silently run as the tiered model
+def test_spines_without_clos_are_refused_not_ignored(tmp_path, capsys):
+    # before: parsed, then silently run as the tiered model's single path between racks
     spec = tmp_path / "c.yaml"
-    spec.write_text("name: c\nnode_groups:\n  - {name: a, gpu: A100, nodes: 2, gpus_per_node: 8}\nnetwork:\n" + network)
+    spec.write_text("name: c\nnode_groups:\n  - {name: a, gpu: A100, nodes: 2, gpus_per_node: 8}\nnetwork:\n"
+                    "  spines: 2\n")
     assert main(["simulate", *SMALL[2:], "--cluster", str(spec), "--out", str(tmp_path / "o")]) == 2
-    assert f"c.yaml, {where}" in capsys.readouterr().err
+    assert "spines 2 describes a Clos fabric; set topology: clos" in capsys.readouterr().err
+
+
+def test_clos_fabric_takes_effect_under_the_flow_network(tmp_path):
+    # a Clos spec builds the network layer's Clos link graph (dlsched.network.topologies.clos_of)
+    spec = tmp_path / "c.yaml"
+    spec.write_text("name: c\nnode_groups:\n  - {name: a, gpu: A100, nodes: 4, gpus_per_node: 8, nodes_per_rack: 2}\n"
+                    "network:\n  topology: clos\n  spines: 2\n")
+    out = tmp_path / "o"
+    assert main(["simulate", *SMALL[2:], "--cluster", str(spec), "--network", "flow", "--out", str(out)]) == 0
+    assert strict_load(out / "summary.json")["params"]["network"]["topology"] == "c:clos"

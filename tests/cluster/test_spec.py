@@ -4,22 +4,18 @@ from dlsched.cluster import Cluster, load_spec, parse_spec, shipped_specs
 from dlsched.errors import InputError, UnknownNameError
 
 
-# Clos fabrics are refused until the network layer prices them (issue 14 item 4); that issue
-# lifts this and adds crux-testbed (96 GPUs) back to the sizes below.
-NEEDS_NETWORK_LAYER = {"crux-testbed"}
-
-
 def test_every_shipped_spec_builds():
-    sizes = {name: Cluster.load(name).num_gpus for name in shipped_specs() if name not in NEEDS_NETWORK_LAYER}
+    sizes = {name: Cluster.load(name).num_gpus for name in shipped_specs()}
     assert sizes["crius-sim"] == 1280
     assert sizes["crius-testbed"] == 64
     assert sizes["gandiva-100"] == 100
     assert [sizes[f"dally-{r}racks"] for r in (2, 4, 8, 16)] == [128, 256, 512, 1024]
+    assert sizes["crux-testbed"] == 96
 
 
-def test_clos_spec_is_refused_until_the_network_layer_prices_it():
-    with pytest.raises(InputError, match=r"line 15, field 'network.topology': topology 'clos' is not supported"):
-        Cluster.load("crux-testbed")
+def test_clos_spec_loads_with_its_spines():
+    net = Cluster.load("crux-testbed").network
+    assert (net.topology, net.spines) == ("clos", 2)
 
 
 def test_crius_sim_matches_table1():

@@ -25,7 +25,7 @@ class OneLink:
         self.calls: list[tuple] = []
 
     def add(self, job_id, spec, allocation, cost):
-        self.calls.append(("add", job_id, tuple(allocation), cost.total))
+        self.calls.append(("add", job_id, allocation.gpus, cost.total))
         self.solo[job_id] = cost
         return sorted(self.solo)
 

@@ -58,7 +58,7 @@ def test_tier_ordering_every_zoo_model(dally, perf, name):
     assert perf.price(j, places["machine"]).comm >= 0 and m is not None
 
 
-@pytest.mark.parametrize("spec", [s for s in shipped_specs() if s != "crux-testbed"])  # Clos: network layer
+@pytest.mark.parametrize("spec", shipped_specs())
 def test_every_shipped_cluster_prices_every_model(spec):
     c = Cluster.load(spec)
     pm = PlacementPerfModel(c)

@@ -68,6 +68,7 @@ class NodeGroupSpec(_Strict):
     gpus_per_node: int = Field(ge=1)
     intra: IntraSpec = IntraSpec()
     nic_gbps: float = Field(100.0, gt=0)  # per node, Gbit/s
+    nics: int = Field(1, ge=1)  # NICs sharing nic_gbps (network layer: GPUs split evenly over them)
     nodes_per_rack: int = Field(8, ge=1)
 
     @field_validator("gpu")
@@ -98,24 +99,15 @@ class NetworkSpec(_Strict):
     inter_rack_latency_us: float = Field(15.0, ge=0)
     oversubscription: float = Field(1.0, ge=1.0)  # rack uplink oversubscription ratio
     spines: int = Field(1, ge=1)  # clos: spine (aggregation) switches, i.e. equal-cost paths between racks
+    # topology and spines shape the link graph of dlsched.network (``--network flow``); without
+    # it the alpha-beta perf model prices a Clos fabric by its tiers (machine, rack, across racks)
 
-    # Until the flow-level network layer (dlsched.network) prices Clos fabrics, a spec asking for
-    # one would silently run as 'tiered'; refuse it instead (the network layer lifts this).
-    @field_validator("topology")
-    @classmethod
-    def _topology_supported(cls, v: str) -> str:
-        if v != "tiered":
-            raise ValueError(f"topology '{v}' is not supported yet: the simulator prices only the "
-                             "'tiered' machine/rack/network model, and would ignore it")
-        return v
-
-    @field_validator("spines")
-    @classmethod
-    def _spines_supported(cls, v: int) -> int:
-        if v != 1:  # one spine is the tiered model's single path between racks
-            raise ValueError(f"spines {v} describes a Clos fabric, which is not supported yet (the "
-                             "tiered model would ignore it); remove the field")
-        return v
+    @model_validator(mode="after")
+    def _spines_need_clos(self):
+        if self.topology == "tiered" and self.spines != 1:  # the tiered model has one path between racks
+            raise ValueError(f"spines {self.spines} describes a Clos fabric; set topology: clos (the tiered "
+                             "model would ignore it)")
+        return self
 
 
 class ClusterSpec(_Strict):

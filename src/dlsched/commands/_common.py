@@ -44,6 +44,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="per-model communication overhead at the machine/rack/network tier, as a "
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
                         "placements; or a CSV model,machine_pct,rack_pct,network_pct)")
+    p.add_argument("--network", default="off", choices=["off", "flow"],
+                   help="flow: jobs that share network links slow each other (flow-level max-min "
+                        "contention on the spec's link graph, docs/network.md); off: each job is "
+                        "priced alone (default)")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=positive_float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -87,6 +91,29 @@ def policy_options(option_pairs: list[str], names: list[str]) -> dict[str, dict]
     from dlsched.policies.registry import policy_options as declared
 
     return assign_options(split_pairs(option_pairs), {n: declared(n) for n in names})
+
+
+def contention_model(args, cluster: Cluster):
+    """A fresh flow-contention model for one run (``--network flow``), or None."""
+    if getattr(args, "network", "off") != "flow":
+        return None
+    from dlsched.network.contention import FlowContention
+
+    return FlowContention.for_cluster(cluster, seed=args.seed)
+
+
+def write_links(out_dir, rows) -> None:
+    """``links.csv`` (time, link, utilisation) beside a run's results, when the run has one."""
+    if not rows:
+        return
+    import csv
+    from pathlib import Path
+
+    with open(Path(out_dir) / "links.csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["time", "link", "utilisation"])
+        for t, link, u in rows:
+            w.writerow([repr(round(t, 6)), link, repr(round(u, 6))])
 
 
 def perf_model(args, cluster: Cluster):

@@ -43,10 +43,12 @@ def run(args) -> int:
     summaries = {}
     for name, policy in zip(names, policies):
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
-            result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args)).run(progress=cb)
-        write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
-                      {**result.params, **info, "policy_options": used_options(name, options[name])},
-                      timings=result.stats)
+            result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
+                               contention=c.contention_model(args, cluster)).run(progress=cb)
+        out = write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
+                            {**result.params, **info, "policy_options": used_options(name, options[name])},
+                            timings=result.stats)
+        c.write_links(out, result.links)
         summaries[name] = result.summary
     (Path(args.out) / "compare.json").write_text(strict_json(
         {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info, "policies": names,

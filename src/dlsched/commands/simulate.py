@@ -38,7 +38,8 @@ def run(args) -> int:
     cluster = c.load_cluster(args.cluster)
     perf = c.perf_model(args, cluster)
     jobs, info = load_jobs(args, cluster, perf)
-    sim = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args))
+    sim = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
+                    contention=c.contention_model(args, cluster))
     with c.progress_bar(args.quiet, f"{policy.name} on {cluster.name}") as cb:
         result = sim.run(progress=cb)
     params = {**result.params, **info, "policy_options": used_options(args.policy, options)}
@@ -52,6 +53,7 @@ def run(args) -> int:
 
         write_timeline(args.timeline, result.events, title=f"{policy.name} on {cluster.name}")
         print(f"timeline in {args.timeline} (open in ui.perfetto.dev)")
+    c.write_links(out, result.links)
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries({policy.name: result.summary})

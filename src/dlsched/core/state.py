@@ -280,7 +280,7 @@ class ExecutionCore:
                 self.holders.setdefault(g, set()).add(job.job_id)
             touched |= self._cotenants(job)
         if self.contention is not None:
-            touched |= set(self.contention.add(job.job_id, job.spec, gpus, self._solo_cost(job)))
+            touched |= set(self.contention.add(job.job_id, job.spec, alloc, self._solo_cost(job)))
         if touched == {job.job_id}:
             self._price(job)
         else:

@@ -65,6 +65,8 @@ class SimResult:
     params: dict
     stats: dict = field(default_factory=dict)
     events: list[CoreEvent] = field(default_factory=list)  # empty when SimConfig.record_events is off
+    links: list[tuple[float, str, float]] = field(default_factory=list)  # (time, link, utilisation) changes,
+    # from a contention model that reports them (the flow model: links.csv)
 
 
 class Simulator:
@@ -115,6 +117,8 @@ class Simulator:
         self._thr = 0.0  # samples/s of running jobs past their overhead
         self._contrib: dict[str, float] = {}
         self.series = TimeSeries()
+        self.links: list[tuple[float, str, float]] = []
+        self._drain_links = getattr(self.contention, "drain_utilisation", None)
         self.events = 0
         self.sched_calls = 0
         self.sched_time = 0.0
@@ -152,6 +156,8 @@ class Simulator:
             self._call_policy()
         if self.config.record_series:
             self._sample()
+        if self._drain_links is not None:
+            self.links.extend((t, name, u) for name, u in self._drain_links())
         if self.config.debug:
             core.check(t)
         # queued jobs that nothing can unblock: the run is over
@@ -170,7 +176,11 @@ class Simulator:
                   **self.policy.describe(), **self.perf.describe(), "sim": asdict(cfg)}
         stats = {"wall_s": wall, "events": self.events, "events_per_s": self.events / wall if wall > 0 else 0.0,
                  "schedule_calls": self.sched_calls, "schedule_s": self.sched_time, "policy": self.policy.timings()}
-        return SimResult(core.records, self.series, summary, params, stats, core.events or [])
+        if hasattr(self.contention, "describe"):
+            params["network"] = self.contention.describe()
+        if hasattr(self.contention, "stats"):
+            stats["network"] = dict(self.contention.stats)
+        return SimResult(core.records, self.series, summary, params, stats, core.events or [], self.links)
 
     # ------------------------------------------------------------------ one handler per event kind
     # Each takes (job id, version) from the heap entry; ``_changed`` asks for a policy call

@@ -1,0 +1,138 @@
+"""Network layer speed: the contention solve of a 50-job group, and a two-week FCFS run with it on.
+
+Targets (issue 17): a group of 50 jobs solved in under 10 ms; a 13,000-job,
+two-week FCFS run on ``crius-sim`` with ``--network flow`` in under 2 minutes.
+Prints the figures with the parameters that produced them.  Run:
+
+    python benchmarks/bench_network.py [--group 50] [--jobs 13000] [--days 14] [--skip-run]
+
+The group: jobs of 2-4 hosts each on a two-layer Clos (8 hosts per ToR, 2
+aggregation switches, 4:1 oversubscribed, 100 Gb/s NICs), placed at random
+(seed 0) until 50 of them form one contention group; iteration times from the
+perf model's range (0.1-1 s, 5-40% exposed communication).  Three figures: the
+strict-priority max-min rate solve with all 50 communicating, the whole
+periodic micro-simulation of the group, what the engine runs for it (groups
+above ``MAX_SIMULATED_JOBS`` get the all-communicating bound), and a cached
+re-solve; the same for a group of ``MAX_SIMULATED_JOBS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+import numpy as np
+
+from dlsched.network import FlowContention, clos
+from dlsched.network.maxmin import maxmin_rates
+from dlsched.network.microsim import MAX_SIMULATED_JOBS, simulate_group
+
+
+def build_group(n_jobs: int, seed: int = 0) -> tuple[FlowContention, list[str]]:
+    rng = np.random.default_rng(seed)
+    g = clos(64, 8, 2, nic_gbps=100, nics_per_host=1, gpus_per_host=8, oversubscription=4)
+    fc = FlowContention(g, seed)
+    free = {h: list(range(8)) for h in range(64)}
+    ids: list[str] = []
+    while True:
+        k = int(rng.integers(2, 5))
+        hosts = [int(h) for h in rng.choice([h for h in free if free[h]], size=k, replace=False)]
+        place = [(h, free[h].pop()) for h in hosts]
+        for h in hosts:
+            if not free[h]:
+                del free[h]
+        total = float(rng.uniform(0.1, 1.0))
+        jid = f"j{len(ids)}"
+        fc.add_placed(jid, place, float(rng.uniform(50, 500)) * 2**20, total, total * float(rng.uniform(0.05, 0.4)))
+        ids.append(jid)
+        group = fc._component(jid)
+        if len(group) >= n_jobs or len(free) < 4:
+            return fc, group
+
+
+def time_group(n_jobs: int, repeat: int) -> dict:
+    fc, group = build_group(n_jobs)
+    jobs = [fc._jobs[j] for j in group]
+    shared = sorted(l for l in set().union(*(set(j.links.tolist()) for j in jobs)) if fc._contended(l))
+    index = {l: i for i, l in enumerate(shared)}
+    job_links = [[(index[l], float(c)) for l, c in zip(j.links.tolist(), j.counts.tolist()) if l in index]
+                 for j in jobs]
+    capacity = [float(fc._capacity[l]) for l in shared]
+    caps = [j.solo_rate for j in jobs]
+    d = [(j.total - j.comm, j.start, j.D) for j in jobs]
+    rate_s, sim_s, solve_s, hit_s = [], [], [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        maxmin_rates(job_links, capacity, caps)
+        rate_s.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        res = simulate_group([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links, capacity,
+                             caps, [0] * len(jobs))
+        sim_s.append(time.perf_counter() - t0)
+        fc._cache.clear()
+        t0 = time.perf_counter()
+        fc._solve(group)
+        solve_s.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        fc._solve(group)
+        hit_s.append(time.perf_counter() - t0)
+    slow = [fc.iteration_time(j)[0] / fc._jobs[j].total for j in group]
+    sim_slow = [t / j.total for t, j in zip(res.iteration_s, jobs)]
+    return {"group_jobs": len(group), "shared_links": len(shared),
+            "maxmin_solve_ms": round(1e3 * min(rate_s), 3),
+            "microsim_ms": round(1e3 * min(sim_s), 3), "microsim_events": res.events,
+            "engine_solve_ms": round(1e3 * min(solve_s), 3),
+            "engine_method": "microsim" if len(group) <= MAX_SIMULATED_JOBS else "all-communicating bound",
+            "cached_resolve_ms": round(1e3 * min(hit_s), 3),
+            "slowdown_median_microsim": round(float(np.median(sim_slow)), 4),
+            "slowdown_median_engine": round(float(np.median(slow)), 4),
+            "slowdown_max_engine": round(max(slow), 4)}
+
+
+def time_run(n_jobs: int, days: float, seed: int) -> dict:
+    from dlsched.cluster import Cluster
+    from dlsched.perf.default import default_perf_model
+    from dlsched.policies.registry import make_policy
+    from dlsched.sim import SimConfig, Simulator
+    from dlsched.workload.synthetic import philly_like
+
+    cluster = Cluster.load("crius-sim")
+    jobs = philly_like(cluster, n_jobs=n_jobs, days=days, seed=seed)
+    out = {}
+    for mode in ("off", "flow"):
+        fc = FlowContention.for_cluster(cluster, seed) if mode == "flow" else None
+        sim = Simulator(cluster, make_policy("fcfs"), jobs, perf=default_perf_model(cluster),
+                        config=SimConfig(seed=seed), contention=fc)
+        w0 = time.perf_counter()
+        res = sim.run()
+        out[mode] = {"wall_s": round(time.perf_counter() - w0, 2), "finished": res.summary["finished"],
+                     "avg_jct_h": round(res.summary["avg_jct"] / 3600, 3),
+                     "comm_h": round(sum(r.comm_time for r in res.records) / 3600, 1)}
+        if fc is not None:
+            out[mode].update(fc.stats, link_rows=len(res.links))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--group", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=13000)
+    ap.add_argument("--days", type=float, default=14.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-run", action="store_true", help="only the group solve")
+    args = ap.parse_args()
+    out = {"params": {"group": args.group, "jobs": args.jobs, "days": args.days, "seed": args.seed,
+                      "python": platform.python_version(), "machine": platform.machine()},
+           "group_solve": time_group(args.group, args.repeat),
+           "largest_simulated_group": time_group(MAX_SIMULATED_JOBS, args.repeat)}
+    print(json.dumps(out, indent=2), flush=True)
+    if not args.skip_run:
+        out["fcfs_crius_sim"] = time_run(args.jobs, args.days, args.seed)
+        print(json.dumps(out["fcfs_crius_sim"], indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+"""Contention between jobs on shared links: groups, their micro-simulation, and its cache.
+
+``FlowContention`` keeps the flows of every placed job.  Jobs whose flows
+share a link form a contention group (connected components over shared
+links); a group's iteration times come from ``microsim.simulate_group``, run
+only when the group changes and cached by the group's shape (each job's
+compute, overlap, solo communication and cap, and the shared links with their
+flow counts), so a cluster run meets the same shapes again and again.
+
+Solo exactness.  A job alone on its links gets exactly the perf model's
+price.  Its network communication takes ``D = bytes per flow / solo rate``
+seconds, capped at the iteration (the perf model may hide communication the
+flow model would expose); it starts ``s = total - D`` into the iteration, so
+that alone it ends exactly when the perf model's iteration does.  Contention
+stretches only that communication.
+
+The engine protocol (``add``, ``remove``, ``iteration_time``) is what the
+simulator calls; ``set_priority`` and ``pin`` are for communication
+policies (CRUX assigns levels and paths).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from dlsched.network.graph import LinkGraph
+from dlsched.network.microsim import MAX_SIMULATED_JOBS, all_communicating, simulate_group
+from dlsched.network.paths import PathTable
+from dlsched.network.traffic import JobTraffic, gradient_bytes, ring_flows
+
+
+@dataclass
+class _Job:
+    traffic: JobTraffic
+    links: np.ndarray  # link ids the job's flows cross
+    counts: np.ndarray  # flows on each
+    total: float  # solo seconds per iteration (perf model)
+    comm: float  # solo exposed communication seconds
+    D: float  # solo network communication seconds
+    start: float  # communication starts this far into the iteration
+    level: int
+    flow_bytes: float
+    solo_rate: float  # bytes/s per flow alone: its narrowest link's share
+    lc: dict  # link id -> the job's flows on it
+
+
+class FlowContention:
+    """Flow-level contention between placed jobs on a link graph (see the module docstring)."""
+
+    def __init__(self, graph: LinkGraph, seed: int = 0, gpu_host=None):
+        self.graph = graph
+        self.seed = seed
+        self.paths = PathTable(graph)
+        self._capacity = graph.capacity
+        self._network_link = np.array([not (graph.link_src[i].split("/")[-1].startswith("gpu")
+                                             or graph.link_dst[i].split("/")[-1].startswith("gpu"))
+                                       for i in range(graph.num_links)])
+        self._gpu_host = gpu_host  # cluster GPU id -> (host index, local GPU), for the engine protocol
+        self._jobs: dict[str, _Job] = {}
+        self._link_jobs: dict[int, set[str]] = {}
+        self._demand: dict[int, float] = {}  # link -> sum of its flows' solo rates
+        self._time: dict[str, tuple[float, float]] = {}
+        self._levels: dict[str, int] = {}
+        self._pins: dict[str, dict[int, int]] = {}
+        self._cache: dict = {}
+        self._util: dict[int, float] = {}
+        self._util_dirty: set[int] = set()
+        self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "bounded_groups": 0,
+                      "largest_group": 0}
+
+    @classmethod
+    def for_cluster(cls, cluster, seed: int = 0, graph: LinkGraph | None = None) -> "FlowContention":
+        """Contention on the link graph a cluster spec describes (hosts are the cluster's nodes)."""
+        from dlsched.network.topologies import from_cluster
+
+        graph = graph or from_cluster(cluster)
+        first = np.array([n.first_gpu for n in cluster.nodes])
+
+        def gpu_host(g: int) -> tuple[int, int]:
+            h = int(cluster.gpu_node[g])
+            return h, int(g - first[h])
+
+        return cls(graph, seed, gpu_host)
+
+    # ------------------------------------------------------------------ engine protocol
+
+    def add(self, job_id: str, spec, allocation, cost) -> Iterable[str]:
+        """A job was placed, moved or re-planned; returns the jobs whose iteration time changed."""
+        if self._gpu_host is None:
+            raise TypeError("this FlowContention was built without a cluster; use add_placed")
+        placement = [self._gpu_host(int(g)) for g in allocation.gpus]
+        return self.add_placed(job_id, placement, gradient_bytes(spec), cost.total, cost.comm)
+
+    def remove(self, job_id: str) -> Iterable[str]:
+        """The job left its GPUs; returns the jobs whose iteration time changed."""
+        if job_id not in self._jobs:
+            return []
+        before = self._snapshot_neighbours(job_id)
+        neighbours = self._unregister(job_id)
+        self._time.pop(job_id, None)
+        self._solve_around(neighbours)
+        return sorted(j for j in neighbours if self._time.get(j) != before.get(j))
+
+    def iteration_time(self, job_id: str) -> tuple[float, float]:
+        """(seconds per iteration, exposed communication seconds) under the present contention."""
+        return self._time[job_id]
+
+    # ------------------------------------------------------------------ placed jobs (no cluster)
+
+    def add_placed(self, job_id: str, placement: Sequence[tuple[int, int]], nbytes: float, total: float,
+                   comm: float) -> list[str]:
+        """Place a job on (host, local GPU) pairs with ``nbytes`` all-reduced per iteration, priced
+        ``total`` seconds per iteration alone, ``comm`` of them exposed communication."""
+        before = {}
+        old_neighbours: set[str] = set()
+        if job_id in self._jobs:
+            before = self._snapshot_neighbours(job_id)
+            old_neighbours = self._unregister(job_id)
+        traffic = ring_flows(self.graph, self.paths, job_id, placement, nbytes, self.seed,
+                             self._pins.get(job_id))
+        lc = traffic.link_counts()
+        links = np.fromiter(lc.keys(), dtype=np.int64, count=len(lc))
+        counts = np.fromiter(lc.values(), dtype=np.float64, count=len(lc))
+        flow_bytes = traffic.flows[0].nbytes if traffic.flows else 0.0
+        solo_rate = float(np.min(self._capacity[links] / counts)) if traffic.flows else 0.0
+        D = min(flow_bytes / solo_rate, total) if traffic.flows else 0.0
+        job = _Job(traffic, links, counts, float(total), float(comm), D, float(total) - D,
+                   self._levels.get(job_id, 0), flow_bytes, solo_rate, lc)
+        self._jobs[job_id] = job
+        for l, n in zip(links.tolist(), counts.tolist()):
+            self._link_jobs.setdefault(l, set()).add(job_id)
+            self._demand[l] = self._demand.get(l, 0.0) + n * solo_rate
+        self._time[job_id] = (job.total, job.comm)
+        touched = old_neighbours | {job_id} | self._neighbours(job_id)
+        before.update({j: self._time.get(j) for j in touched if j not in before})
+        before[job_id] = None
+        self._solve_around(touched)
+        return sorted(j for j in touched if j in self._time and self._time[j] != before.get(j))
+
+    def set_priority(self, job_id: str, level: int) -> list[str]:
+        """Strict-priority level of a job's flows (0 is served first); returns jobs whose time changed."""
+        self._levels[job_id] = int(level)
+        job = self._jobs.get(job_id)
+        if job is None or job.level == level:
+            return []
+        before = self._snapshot_neighbours(job_id)
+        job.level = int(level)
+        group = self._neighbours(job_id) | {job_id}
+        self._solve_around(group)
+        return sorted(j for j in group if self._time.get(j) != before.get(j))
+
+    def pin(self, job_id: str, paths: dict[int, int]) -> None:
+        """Pin flows of a job (flow index -> index into ``PathTable.paths``); applies at its next ``add``."""
+        self._pins[job_id] = dict(paths)
+
+    def describe(self) -> dict:
+        return {"model": "flow", "topology": self.graph.name, "links": self.graph.num_links, "seed": self.seed}
+
+    def traffic(self, job_id: str) -> JobTraffic:
+        return self._jobs[job_id].traffic
+
+    # ------------------------------------------------------------------ links
+
+    def utilisation(self) -> dict[int, float]:
+        """Mean utilisation of every network link carrying traffic now (bytes sent / capacity)."""
+        return dict(self._util)
+
+    def drain_utilisation(self) -> list[tuple[str, float]]:
+        """(link name, utilisation) of network links whose utilisation changed since the last call."""
+        out = [(self.graph.link_name(l), float(self._util.get(l, 0.0))) for l in sorted(self._util_dirty)]
+        self._util_dirty.clear()
+        return out
+
+    def bottleneck(self, job_id: str) -> tuple[str, float]:
+        """The job's most loaded network link and its offered load (flows at solo rate / capacity)."""
+        job = self._jobs[job_id]
+        if not job.traffic.flows:
+            return "", 0.0
+        best, load_best = -1, -1.0
+        for l in job.links.tolist():
+            if not self._network_link[l]:
+                continue
+            load = 0.0
+            for other in self._link_jobs[l]:
+                o = self._jobs[other]
+                rate = float(np.min(self._capacity[o.links] / o.counts))
+                load += o.lc[l] * rate
+            load /= self._capacity[l]
+            if load > load_best:
+                best, load_best = l, load
+        return self.graph.link_name(best), float(load_best)
+
+    # ------------------------------------------------------------------ groups
+
+    def _neighbours(self, job_id: str) -> set[str]:
+        out: set[str] = set()
+        for l in self._jobs[job_id].links.tolist():
+            out |= self._link_jobs[l]
+        out.discard(job_id)
+        return out
+
+    def _snapshot_neighbours(self, job_id: str) -> dict[str, tuple[float, float] | None]:
+        return {j: self._time.get(j) for j in self._neighbours(job_id) | {job_id}}
+
+    def _unregister(self, job_id: str) -> set[str]:
+        neighbours = self._neighbours(job_id)
+        job = self._jobs.pop(job_id)
+        for l, n in zip(job.links.tolist(), job.counts.tolist()):
+            s = self._link_jobs[l]
+            s.discard(job_id)
+            self._demand[l] -= n * job.solo_rate
+            if not s:
+                del self._link_jobs[l]
+                del self._demand[l]
+            self._mark_util(l)
+        return neighbours
+
+    def _contended(self, l: int) -> bool:
+        """Whether link ``l`` can slow anyone: its flows at their solo rates would overfill it.
+
+        A link whose flows' solo rates fit within its capacity never binds (max-min keeps every
+        job at or under its solo rate), so it joins no group: this keeps groups small and exact.
+        """
+        return len(self._link_jobs[l]) > 1 and self._demand[l] > self._capacity[l] * (1.0 + 1e-9)
+
+    def _component(self, start: str) -> list[str]:
+        seen = {start}
+        stack = [start]
+        while stack:
+            j = stack.pop()
+            for l in self._jobs[j].links.tolist():
+                members = self._link_jobs[l]
+                if self._contended(l):
+                    for o in members:
+                        if o not in seen:
+                            seen.add(o)
+                            stack.append(o)
+        return sorted(seen)
+
+    def _solve_around(self, ids: Iterable[str]) -> None:
+        done: set[str] = set()
+        for j in sorted(ids):
+            if j in done or j not in self._jobs:
+                continue
+            group = self._component(j)
+            done.update(group)
+            self._solve(group)
+
+    def _solve(self, group: list[str]) -> None:
+        self.stats["largest_group"] = max(self.stats["largest_group"], len(group))
+        if len(group) == 1:
+            job = self._jobs[group[0]]
+            self._set_time(group[0], (job.total, job.comm))
+            return
+        jobs = [self._jobs[j] for j in group]
+        # links that never bind stay out; each job's own narrowest link caps it (its solo rate)
+        shared = sorted(l for l in set().union(*(set(j.links.tolist()) for j in jobs)) if self._contended(l))
+        desc = [(job.total - job.comm, job.start, job.D, job.solo_rate, job.level) for job in jobs]
+        order = sorted(range(len(group)), key=lambda i: (desc[i], group[i]))
+        pos = {group[i]: k for k, i in enumerate(order)}
+        rows = []
+        for l in shared:
+            row = [0.0] * len(group)
+            for j in self._link_jobs[l]:
+                job = self._jobs[j]
+                row[pos[j]] = float(job.lc[l])
+            rows.append((float(self._capacity[l]), tuple(row)))
+        rows.sort()
+        key = (tuple(desc[i] for i in order), tuple(rows))
+        hit = self._cache.get(key)
+        self.stats["solves"] += 1
+        if hit is None:
+            d = [desc[i] for i in order]
+            job_links = [[(r, row[k]) for r, (_, row) in enumerate(rows) if row[k] > 0] for k in range(len(d))]
+            solve = simulate_group if len(group) <= MAX_SIMULATED_JOBS else all_communicating
+            hit = solve([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links,
+                        [c for c, _ in rows], [v[3] for v in d], [v[4] for v in d])
+            if solve is simulate_group:
+                self.stats["microsim_events"] += hit.events
+            else:
+                self.stats["bounded_groups"] += 1
+            self._cache[key] = hit
+        else:
+            self.stats["cache_hits"] += 1
+        for j, job in zip(group, jobs):
+            k = pos[j]
+            if hit.slowed[k]:
+                compute = job.total - job.comm
+                t = max(hit.iteration_s[k], job.total)
+                self._set_time(j, (t, t - compute))
+            else:
+                self._set_time(j, (job.total, job.comm))
+
+    def _set_time(self, job_id: str, value: tuple[float, float]) -> None:
+        self._time[job_id] = value
+        job = self._jobs[job_id]
+        for l in job.links.tolist():
+            self._mark_util(l)
+
+    def _mark_util(self, l: int) -> None:
+        if not self._network_link[l]:
+            return
+        total = 0.0
+        for j in self._link_jobs.get(l, ()):
+            job = self._jobs[j]
+            t = self._time.get(j, (job.total, 0.0))[0]
+            total += job.lc[l] * job.flow_bytes / t
+        u = total / self._capacity[l]
+        if self._util.get(l, 0.0) != u:
+            if u > 0:
+                self._util[l] = u
+            else:
+                self._util.pop(l, None)
+            self._util_dirty.add(l)
