@@ -52,6 +52,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="per-model communication overhead at the machine/rack/network tier, as a "
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
                         "placements; or a CSV model,machine_pct,rack_pct,network_pct)")
+    p.add_argument("--throughputs", default=None, metavar="PATH",
+                   help="replay a peer's measured throughputs (Gavel's table, CSV or JSON): jobs run at "
+                        "those speeds under every policy; --perf prices only what the table lacks, "
+                        "counted in summary.json under params.replay (docs/replay.md)")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--checkpoint-interval", type=float, default=None,
@@ -116,7 +120,10 @@ def sim_config(args) -> SimConfig:
 
 
 def perf_model(args, cluster: Cluster):
-    return default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
+    from dlsched.perf.replay import with_throughputs
+
+    base = default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
+    return with_throughputs(base, getattr(args, "throughputs", None))
 
 
 def progress_bar(quiet: bool, label: str):
