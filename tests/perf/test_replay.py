@@ -126,3 +126,30 @@ def test_cli_replay_reports_counts_and_is_deterministic(table, tmp_path, capsys)
     assert main(["simulate", "--cluster", "gavel-900", "--trace", str(trace), "--quiet",
                  "--throughputs", str(tmp_path / "none.csv"), "--out", str(tmp_path / "c")]) == 2
     assert "none.csv" in capsys.readouterr().err
+
+
+@pytest.mark.shared
+def test_gavel_trace_replays_every_job_at_a_measured_speed(shared_dir, tmp_path):
+    """Gavel's own trace and table: no job needs our model, and under FCFS (no preemption) each
+    job's run time is its whole-job iterations at the table's speed on one of the three types."""
+    import csv
+
+    anchors = shared_dir / "anchors" / "traces"
+    table = anchors / "gavel-simulation-throughputs-isolated.csv"
+    trace = anchors / "gavel-msr-seed_0_6214e9.csv"
+    if not (table.is_file() and trace.is_file()):
+        pytest.skip("Gavel's trace or throughput table is missing from ../shared/anchors/traces")
+    out = tmp_path / "run"
+    assert main(["simulate", "--cluster", "gavel-900", "--trace", str(trace), "--jobs", "300", "--quiet",
+                 "--throughputs", str(table), "--out", str(out)]) == 0
+    replay = json.loads((out / "summary.json").read_text())["params"]["replay"]
+    assert replay["jobs_priced_by_model"] == 0 and replay["jobs_replayed"] == 300
+    thr = read_throughputs(table).steps_per_s
+    rows = {r["job_id"]: r for r in csv.DictReader(open(trace))}
+    for rec in csv.DictReader(open(out / "jobs.csv")):
+        src = rows[rec["job_id"]]
+        n = int(src["num_gpus"])
+        iters = job_iterations(int(src["total_steps"]), n)
+        options = [iters * n / thr[(src["job_type"], n, g)] for g in ("v100", "p100", "k80")
+                   if thr[(src["job_type"], n, g)] > 0]
+        assert any(float(rec["run_time"]) == pytest.approx(o, rel=1e-6) for o in options), rec

@@ -6,10 +6,14 @@ import argparse
 import math
 import sys
 
-from dlsched.cluster.topology import Cluster
+from typing import TYPE_CHECKING
+
 from dlsched.errors import InputError
-from dlsched.perf.default import PERF_MODELS, default_perf_model
-from dlsched.sim.engine import SimConfig
+from dlsched.perf.default import PERF_MODELS
+
+if TYPE_CHECKING:  # the engine, cluster and perf models load on use: start-up stays cheap
+    from dlsched.cluster.topology import Cluster
+    from dlsched.sim.engine import SimConfig
 
 DEFAULT_CLUSTER = "crius-sim"
 # the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
@@ -65,6 +69,8 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
 
 
 def load_cluster(name: str) -> Cluster:
+    from dlsched.cluster.topology import Cluster
+
     return Cluster.load(name)
 
 
@@ -115,11 +121,14 @@ def load_jobs(args, cluster: Cluster) -> tuple[list, dict]:
 
 
 def sim_config(args) -> SimConfig:
+    from dlsched.sim.engine import SimConfig
+
     return SimConfig(seed=args.seed, debug=args.debug, max_time=args.max_time,
                      checkpoint_interval_s=args.checkpoint_interval)
 
 
 def perf_model(args, cluster: Cluster):
+    from dlsched.perf.default import default_perf_model
     from dlsched.perf.replay import with_throughputs
 
     base = default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
