@@ -192,12 +192,15 @@ class ReplayPerfModel(PerfModel):
         return self.table.by_model.get((get_model(job.model, job.params).name, per_worker))
 
     def steps_per_s(self, job: JobSpec, n: int, type_idx: int) -> float | None:
-        """The table's worker steps/s for this job on n GPUs of the cluster's type index (None: no entry)."""
+        """The table's worker steps/s for this job on n GPUs of the cluster's type index.
+
+        None where the table has no entry; 0 where it marks the job as not running there.
+        """
         jt = self.job_type(job)
         tk = self._type_key[type_idx]
         if jt is None or tk is None:
             return None
-        return self.table.steps_per_s.get((jt, n, tk)) or None
+        return self.table.steps_per_s.get((jt, n, tk))
 
     def price(self, job: JobSpec, gpus: Sequence[int] | np.ndarray, plan=None) -> IterCost:
         g = np.asarray(gpus, dtype=np.int64)
