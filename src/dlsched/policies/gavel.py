@@ -13,7 +13,18 @@ with w[j, t] the job's data-parallel throughput on type t at its requested
 count n_j, normalised by its best type (Crius 8.1: baselines schedule with
 data-parallel profiles; jobs then run at their adaptive optimum).  Solved
 with scipy's HiGHS (``scipy.optimize.linprog(method="highs")``), re-solved
-only when the set of active jobs changes.
+only when the set of active jobs or the cluster changes.
+
+Speed (issue 21), with the same decisions as solving everything (tested on
+Gavel's trace, ``tests/crius/test_gavel_speed.py``):
+- when every job has a single best type and all fit there at once, that is
+  the LP's only optimum and is taken without a solve (``unique_best``);
+- a round that must repeat the last one (one LP type per job, everyone
+  served, nothing arrived or left, every job placed) is skipped, its rounds
+  counted for the priorities later (``_skip``);
+- no warm start: scipy's HiGHS interface takes none, and where the LP has
+  several optima a warm-started solver may return a different one, which
+  would change decisions.
 
 Rounds (300 s, as Crius) realise X the way Gavel's round-based mechanism
 does: (job, type) pairs are served in order of priority X[j, t] / (share
