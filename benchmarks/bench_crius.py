@@ -8,8 +8,14 @@
    job; target: median under 50 ms.
 2. A whole 13,000-job two-week simulation with Crius (section 8.1's Philly
    workload size; arena jobs repeated to that count).  Target: under 2 minutes.
+3. ``--scaling 4000,16000,64000``: synthetic Philly-like jobs on crius-sim at the default
+   arrival rate (13,000 jobs per 14 days, as ``dlsched simulate --policy crius --jobs N``),
+   CPU s of the simulation and CPU ms per job (issue 21: the search indexes keep the cost per
+   job flat as concurrency grows; 64,000 jobs under 60 s).  ``--reference`` also runs the
+   scans the indexes replaced (``Crius.fast = False``) and checks the schedules agree.
 
     python benchmarks/bench_crius.py [--jobs 13000] [--compress 8] [--skip-whole]
+    python benchmarks/bench_crius.py --scaling 4000,16000,64000 [--reference]
 """
 
 from __future__ import annotations
@@ -53,6 +59,34 @@ def whole(n_jobs: int, days: float) -> dict:
             "per_job_median_ms": round(policy.overhead_stats().get("median_s", 0) * 1e3, 3)}
 
 
+def scaling(n_jobs: int, reference: bool) -> dict:
+    from dlsched.cluster import Cluster
+    from dlsched.perf.default import default_perf_model
+    from dlsched.workload.synthetic import philly_like
+
+    cluster = Cluster.load("crius-sim")
+    days = 14.0 * n_jobs / 13000
+    jobs = philly_like(cluster, n_jobs=n_jobs, days=days, seed=0)
+    out = {"what": f"synthetic crius-sim, {n_jobs} jobs over {days:.2f} days, crius", "jobs": n_jobs}
+    rows = {}
+    for fast in ([True, False] if reference else [True]):
+        policy = make_policy("crius")
+        policy.fast = fast
+        sim = Simulator(cluster, policy, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0))
+        c0 = time.process_time()
+        res = sim.run()
+        cpu = time.process_time() - c0
+        rows[fast] = [r.row() for r in res.records]
+        label = "indexed" if fast else "scan"
+        out[f"{label}_cpu_s"] = round(cpu, 2)
+        out[f"{label}_cpu_ms_per_job"] = round(cpu / n_jobs * 1e3, 3)
+        out["finished"] = res.summary["finished"]
+        out["schedule_calls"] = res.stats["schedule_calls"]
+    if reference:
+        out["same_schedule"] = rows[True] == rows[False]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=13000)
@@ -60,7 +94,13 @@ def main() -> None:
     ap.add_argument("--compress", type=float, default=8.0)
     ap.add_argument("--depths", default="1,2,3")
     ap.add_argument("--skip-whole", action="store_true")
+    ap.add_argument("--scaling", default=None, help="comma-separated job counts (synthetic, crius-sim)")
+    ap.add_argument("--reference", action="store_true", help="with --scaling: also run the scans")
     args = ap.parse_args()
+    if args.scaling:
+        for n in [int(x) for x in args.scaling.split(",")]:
+            print(json.dumps(scaling(n, args.reference)), flush=True)
+        return
     if not scenarios.arena_available():
         print(f"skipped: arena trace not found at {scenarios.ARENA}")
         return

@@ -63,6 +63,16 @@ def test_gavel_job_types(fixtures):
     assert jobs["6"].model == "resnet18" and jobs["1"].submit_time == 120.5
 
 
+def test_gavel_steps_are_worker_steps(fixtures):
+    # Gavel counts the steps of every worker: an n-GPU job does total_steps / n whole-job iterations
+    jobs = by_id(read_trace(fixtures / "gavel.csv"))
+    assert jobs["1"].total_iterations == 50000 // 2
+    assert jobs["3"].total_iterations == 8000 // 4
+    assert jobs["6"].total_iterations == 9000 // 8
+    assert jobs["0"].total_iterations == 100000  # one worker: steps are iterations
+    assert jobs["6"].extra["total_steps"] == 9000 and jobs["6"].extra["scale_factor"] == 8
+
+
 def test_blox(fixtures):
     load = read_trace(fixtures / "blox.csv")
     assert [j.model for j in load.jobs] == ["resnet50"] * 3

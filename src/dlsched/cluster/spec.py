@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlsched.cluster.gpus import gpu_type
+from dlsched.cluster.shipped import shipped_specs  # noqa: F401  (re-exported)
 from dlsched.errors import UnknownNameError
 from dlsched.yamlinput import load_yaml, read_yaml_file, validate
 
@@ -138,12 +139,6 @@ def parse_spec(text: str, source: str = "<string>") -> ClusterSpec:
     """Parse and validate a cluster spec; errors name the file, line and field."""
     root, data = load_yaml(text, source, "a cluster spec must be a mapping with 'name' and 'node_groups'")
     return validate(ClusterSpec, data, root, source)
-
-
-def shipped_specs() -> list[str]:
-    """Names of the cluster specs that ship with the package."""
-    folder = resources.files("dlsched.cluster") / "specs"
-    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
 def load_spec(name_or_path: str | Path) -> ClusterSpec:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from dlsched.cluster.topology import Cluster
+from dlsched import defaults as D
 from dlsched.commands._argtypes import (non_negative_float, non_negative_int, positive_float,
                                         positive_int)
 from dlsched.commands._jobs import DEFAULT_DAYS, DEFAULT_JOBS
-from dlsched.perf.default import PERF_MODELS, default_perf_model
-from dlsched.sim.engine import SimConfig
+from dlsched.perf.default import PERF_MODELS
+
+if TYPE_CHECKING:  # the engine, cluster and perf models load on use: start-up stays cheap
+    from dlsched.cluster.topology import Cluster
+    from dlsched.sim.engine import SimConfig
 
 DEFAULT_CLUSTER = "crius-sim"
-_ENGINE_DEFAULTS = SimConfig()
 
 
 def add_input_args(p: argparse.ArgumentParser) -> None:
@@ -48,6 +51,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="flow: jobs that share network links slow each other (flow-level max-min "
                         "contention on the spec's link graph, docs/network.md); off: each job is "
                         "priced alone (default)")
+    p.add_argument("--throughputs", default=None, metavar="PATH",
+                   help="replay a peer's measured throughputs (Gavel's table, CSV or JSON): jobs run at "
+                        "those speeds under every policy; --perf prices only what the table lacks, "
+                        "counted in summary.json under params.replay (docs/replay.md)")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=positive_float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -63,23 +70,26 @@ def add_option_arg(p: argparse.ArgumentParser) -> None:
 def add_engine_args(p: argparse.ArgumentParser) -> None:
     """The engine's costs (``SimConfig``); every value is written to summary.json under params.sim."""
     g = p.add_argument_group("engine costs")
-    d = _ENGINE_DEFAULTS
-    g.add_argument("--start-overhead", type=non_negative_float, default=d.start_overhead_s, metavar="S",
-                   help=f"seconds before a job first makes progress (default {d.start_overhead_s:g})")
-    g.add_argument("--restore-base", type=non_negative_float, default=d.restore_base_s, metavar="S",
-                   help=f"resume, migrate or resize: fixed seconds (default {d.restore_base_s:g})")
-    g.add_argument("--restore-per-gb", type=non_negative_float, default=d.restore_s_per_gb, metavar="S",
-                   help=f"... plus seconds per GB of model state (default {d.restore_s_per_gb:g})")
-    g.add_argument("--checkpoint-interval", type=positive_float, default=d.checkpoint_interval_s, metavar="S",
+    g.add_argument("--start-overhead", type=non_negative_float, default=D.START_OVERHEAD_S, metavar="S",
+                   help=f"seconds before a job first makes progress (default {D.START_OVERHEAD_S:g})")
+    g.add_argument("--restore-base", type=non_negative_float, default=D.RESTORE_BASE_S, metavar="S",
+                   help=f"resume, migrate or resize: fixed seconds (default {D.RESTORE_BASE_S:g})")
+    g.add_argument("--restore-per-gb", type=non_negative_float, default=D.RESTORE_S_PER_GB, metavar="S",
+                   help=f"... plus seconds per GB of model state (default {D.RESTORE_S_PER_GB:g})")
+    g.add_argument("--checkpoint-interval", type=positive_float, default=D.CHECKPOINT_INTERVAL_S, metavar="S",
                    help="seconds between checkpoints; preemption loses work since the last one "
                         "(default: checkpoint at preemption)")
 
 
 def load_cluster(name: str) -> Cluster:
+    from dlsched.cluster.topology import Cluster
+
     return Cluster.load(name)
 
 
 def sim_config(args) -> SimConfig:
+    from dlsched.sim.engine import SimConfig
+
     return SimConfig(seed=args.seed, debug=args.debug, max_time=args.max_time,
                      checkpoint_interval_s=args.checkpoint_interval, start_overhead_s=args.start_overhead,
                      restore_base_s=args.restore_base, restore_s_per_gb=args.restore_per_gb)
@@ -117,7 +127,11 @@ def write_links(out_dir, rows) -> None:
 
 
 def perf_model(args, cluster: Cluster):
-    return default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
+    from dlsched.perf.default import default_perf_model
+    from dlsched.perf.replay import with_throughputs
+
+    base = default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
+    return with_throughputs(base, getattr(args, "throughputs", None))
 
 
 def progress_bar(quiet: bool, label: str):

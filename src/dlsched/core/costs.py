@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dlsched import defaults as D
 from dlsched.policies.base import Allocation, JobStatus
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
@@ -13,12 +14,13 @@ from dlsched.workload.models import get_model
 class EngineCosts:
     """Default overheads (a policy's ``overhead`` may replace them per change)."""
 
-    start_overhead_s: float = 0.0  # launching a job the first time
-    restore_base_s: float = 5.0  # resume/migrate/resize/replan: fixed part
-    restore_s_per_gb: float = 2.0  # ... plus this per GB of model state (weights + optimizer)
-    checkpoint_interval_s: float | None = None  # None: checkpoint at every preemption, no work lost
-    slice_switch_s: float = 1.0  # time-sliced jobs: suspend + resume per quantum (Gandiva: < 1 s each way)
-    slice_quantum_s: float = 60.0  # time-sliced jobs take turns by this quantum
+    # defaults and their sources in dlsched/defaults.py
+    start_overhead_s: float = D.START_OVERHEAD_S
+    restore_base_s: float = D.RESTORE_BASE_S
+    restore_s_per_gb: float = D.RESTORE_S_PER_GB
+    checkpoint_interval_s: float | None = D.CHECKPOINT_INTERVAL_S
+    slice_switch_s: float = D.SLICE_SWITCH_S
+    slice_quantum_s: float = D.SLICE_QUANTUM_S
 
 
 def restore_cost(spec: JobSpec, costs: EngineCosts) -> float:

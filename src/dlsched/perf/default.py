@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dlsched.cluster.topology import Cluster
-from dlsched.perf.base import PerfModel, SimplePerfModel
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # kept out of the import: the CLI reads PERF_MODELS at start-up
+    from dlsched.cluster.topology import Cluster
+    from dlsched.perf.base import PerfModel
 
 PERF_MODELS = ("adaptive", "placement", "simple")
 
@@ -41,6 +44,8 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
         return TierProfiledPerfModel(model, profile)
 
     if name == "simple":
+        from dlsched.perf.base import SimplePerfModel
+
         return with_profile(SimplePerfModel(cluster))
     from dlsched.perf.model import PlacementPerfModel
 

@@ -46,7 +46,7 @@ from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (CRIUS_REPLAN, MAX_GPUS_PER_JOB, Shape, ShapeTable,
                                            apply_targets, replan_overhead, resolve_type, shape_of)
-from dlsched.policies.crius_search import VirtualCluster, best_grow, best_release
+from dlsched.policies.crius_search import GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
@@ -84,6 +84,7 @@ class Crius(JobPolicy):
     adaptive = True  # GPU-count scaling (off in Crius-NA)
     heterogeneous = True  # GPU-type scaling (off in Crius-NH)
     deadline_aware = False
+    fast = True  # False: best_grow scans every running job (the reference GrowIndex is tested against)
 
     def __init__(self, round_s: float = 300.0, depth: int = 3, beam: int = 4, window: int = 32,
                  move_penalty: float = 0.02, grow_min_gain: float = 0.05, on_events: bool = True,
@@ -114,6 +115,8 @@ class Crius(JobPolicy):
         self.calls = 0
         self.dropped_early = 0
         self._epoch = 0  # bumped whenever GPUs are released; pending failures are memoised per epoch
+        # search indexes kept across calls, updated by every virtual move (crius_search)
+        self._indexes = (GrowIndex(self._tables, self.grow_min_gain), ReleaseIndex(self._tables))
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._new.append(job.job_id)
@@ -192,11 +195,15 @@ class Crius(JobPolicy):
         self.calls += 1
         jobs = view.jobs
         running = view.running()
+        indexes = self._indexes if self.fast else ()
         vc = VirtualCluster([int(x) for x in view.free.type_free],
-                            {j.job_id: shape_of(cluster, j) for j in running})
+                            {j.job_id: shape_of(cluster, j) for j in running}, indexes)
         for j in running:
             if j.job_id not in self._tables:
                 self._init_cells(cluster, j)
+        for index in indexes:
+            index.sync(vc.shapes)
+        grow = indexes[0] if indexes else None
         allowed = self._allowed(view, now)
         drop: dict[str, str] = {}
         preempt: list[str] = []
@@ -264,7 +271,8 @@ class Crius(JobPolicy):
         # extra scheduling on released resources (line 12): only when nobody waits
         if not blocked_head and any(f > 0 for f in vc.free):
             for _ in range(self.depth):
-                m = best_grow(vc, self._tables, touched, self.grow_min_gain, allowed)
+                m = (grow.best(vc.free, touched, allowed) if grow is not None
+                     else best_grow(vc, self._tables, touched, self.grow_min_gain, allowed))
                 if m is None:
                     break
                 vc.apply([m])

@@ -18,6 +18,8 @@ same depth bound while costing milliseconds.
 
 from __future__ import annotations
 
+import heapq
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -35,9 +37,12 @@ class Move:
 class VirtualCluster:
     """Free counts per type and running jobs' shapes, changed only inside one policy call."""
 
-    def __init__(self, free: list[int], shapes: dict[str, Shape]):
+    def __init__(self, free: list[int], shapes: dict[str, Shape], indexes=()):
         self.free = free
         self.shapes = shapes  # running (virtually) job -> shape
+        # persistent indexes (GrowIndex, ReleaseIndex) kept in step with every virtual move
+        self.indexes = tuple(indexes)
+        self.release_index = next((i for i in self.indexes if isinstance(i, ReleaseIndex)), None)
         self.by_type: list[set[str]] = [set() for _ in free]
         for jid, (t, _) in shapes.items():
             self.by_type[t].add(jid)
@@ -56,6 +61,8 @@ class VirtualCluster:
         assert self.free[shape[0]] >= 0, "virtual allocation over capacity"
         self.shapes[jid] = shape
         self.by_type[shape[0]].add(jid)
+        for index in self.indexes:
+            index.update(jid, shape)
 
     def remove(self, jid: str) -> None:
         old = self.shapes.pop(jid, None)
@@ -63,6 +70,8 @@ class VirtualCluster:
             self.free[old[0]] += old[1]
             self.by_type[old[0]].discard(jid)
             self.version[old[0]] += 1
+            for index in self.indexes:
+                index.remove(jid)
 
     def apply(self, moves) -> None:
         # release first, then take: a move's target may rely on GPUs another move frees
@@ -126,9 +135,13 @@ def best_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need
     if depth <= 0:
         return None
     free = vc.free
-    groups = ranked_moves(vc, tables, t)
+    if vc.release_index is not None:
+        groups, largest = vc.release_index.ranked(t, beam * 2, depth)
+    else:
+        groups = ranked_moves(vc, tables, t)
+        largest = vc.sizes[t][:depth]
     # quick bound: ``depth`` jobs leaving type t entirely could not free enough
-    if sum(vc.sizes[t][:depth]) < need:
+    if sum(largest) < need:
         return None
     cands = []
     # look at a bounded prefix of the ranking: the cheapest releases are there, and scanning
@@ -218,3 +231,192 @@ def best_grow(vc: VirtualCluster, tables: dict[str, ShapeTable], skip: set[str],
             if best is None or key > best[0]:
                 best = (key, Move(jid, old, shape, gain))
     return None if best is None else best[1]
+
+
+class _Synced:
+    """What the persistent indexes share: which shape and table each job's entries were built from."""
+
+    def __init__(self, tables: dict[str, ShapeTable]):
+        self.tables = tables
+        self.shape: dict[str, Shape] = {}
+        self.table: dict[str, ShapeTable] = {}
+
+    def sync(self, shapes: dict[str, Shape]) -> None:
+        """Bring the index to these running shapes (the engine's, at the start of a call)."""
+        for jid in [j for j in self.shape if j not in shapes]:
+            self.remove(jid)
+        for jid, shape in shapes.items():
+            if self.shape.get(jid) != shape or self.table.get(jid) is not self.tables[jid]:
+                self.update(jid, shape)
+
+    def current(self, jid: str, shape: Shape) -> bool:
+        return self.shape.get(jid) == shape and self.table.get(jid) is self.tables[jid]
+
+    def update(self, jid: str, shape: Shape) -> None:
+        raise NotImplementedError
+
+    def remove(self, jid: str) -> None:
+        raise NotImplementedError
+
+
+class ReleaseIndex(_Synced):
+    """``ranked_moves`` kept across calls: per GPU type, the jobs on it ordered by their best
+    release move, and their GPU counts, updated when a job's shape changes rather than
+    re-sorted on every call.  Same order as ``ranked_moves`` (the key ends with the job id)."""
+
+    def __init__(self, tables: dict[str, ShapeTable]):
+        super().__init__(tables)
+        self.order: dict[int, list] = {}  # type -> sorted [(key, job id)]
+        self.sizes: dict[int, list[int]] = {}  # type -> GPU counts of its ranked jobs, ascending
+        self.entry: dict[str, tuple] = {}  # job -> (type, key, count, moves)
+
+    def update(self, jid: str, shape: Shape) -> None:
+        if self.current(jid, shape):
+            return
+        self.remove(jid)
+        tab = self.tables[jid]
+        self.shape[jid] = shape
+        self.table[jid] = tab
+        key, ms = _job_moves(tab, jid, shape)
+        if not ms:
+            return
+        t = shape[0]
+        insort(self.order.setdefault(t, []), (key, jid))
+        insort(self.sizes.setdefault(t, []), shape[1])
+        self.entry[jid] = (t, key, shape[1], ms)
+
+    def remove(self, jid: str) -> None:
+        self.shape.pop(jid, None)
+        self.table.pop(jid, None)
+        e = self.entry.pop(jid, None)
+        if e is None:
+            return
+        t, key, n, _ = e
+        order, sizes = self.order[t], self.sizes[t]
+        del order[bisect_left(order, (key, jid))]
+        del sizes[bisect_left(sizes, n)]
+
+    def ranked(self, t: int, first: int, depth: int) -> tuple[list[list[Move]], list[int]]:
+        """The ``first`` best-ranked jobs' moves off type ``t``, and its ``depth`` largest jobs' counts."""
+        order = self.order.get(t, [])
+        sizes = self.sizes.get(t, [])
+        entry = self.entry
+        return [entry[jid][3] for _, jid in order[:first]], (sizes[-depth:][::-1] if depth > 0 else [])
+
+
+class _Desc:
+    """A job id ordered backwards, so a min-heap pops the largest id first on equal keys."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, s: str):
+        self.s = s
+
+    def __lt__(self, other: "_Desc") -> bool:
+        return self.s > other.s
+
+    def __eq__(self, other) -> bool:
+        return self.s == other.s
+
+
+class GrowIndex(_Synced):
+    """``best_grow`` without scanning every running job and shape on every call.
+
+    Every (running job, target shape) move that gains more than ``min_gain`` is kept in a
+    heap by the GPU type it grows onto and the number of extra GPUs of that type it needs;
+    a move is possible when its type has that many free.  The heap order is ``best_grow``'s
+    key (gain per extra GPU, gain, job id), then the shape's position in the job's table,
+    which is the scan's tie-break, so the answer is the same move.  A job's entries are
+    rebuilt only when its shape changes (``update``; older entries are dropped lazily by a
+    version number), so a call costs the moves it looks at, not running jobs x shapes.
+    """
+
+    def __init__(self, tables: dict[str, ShapeTable], min_gain: float):
+        super().__init__(tables)
+        self.min_gain = min_gain
+        self.ver: dict[str, int] = {}
+        self.heaps: dict[tuple[int, int], list] = {}  # (type, extra GPUs needed) -> entries
+        self.count: dict[str, int] = {}  # job -> its live entries
+        self.live = 0
+        self.stale = 0
+
+    def remove(self, jid: str) -> None:
+        if self.shape.pop(jid, None) is not None:
+            self.table.pop(jid, None)
+            self.ver[jid] = self.ver.get(jid, 0) + 1
+            self._retire(jid)
+
+    def update(self, jid: str, old: Shape) -> None:
+        if self.current(jid, old):
+            return
+        if jid in self.shape:
+            self._retire(jid)
+        tab = self.tables[jid]
+        ver = self.ver.get(jid, 0) + 1
+        self.ver[jid] = ver
+        self.shape[jid] = old
+        self.table[jid] = tab
+        cur = tab.norm(old)
+        desc = _Desc(jid)
+        n = 0
+        for idx, shape in enumerate(tab.thr):
+            if shape == old:
+                continue
+            nt, nn = shape
+            need = nn - (old[1] if nt == old[0] else 0)
+            gain = tab.norm(shape) - cur
+            if gain <= self.min_gain:
+                continue
+            extra = max(1, need)
+            entry = (-(gain / extra), -gain, desc, idx, ver, jid, old, shape, gain)
+            heapq.heappush(self.heaps.setdefault((nt, need), []), entry)
+            n += 1
+        self.live += n
+        self.count[jid] = n
+
+    def _retire(self, jid: str) -> None:
+        n = self.count.pop(jid, 0)
+        self.live -= n
+        self.stale += n
+        if self.stale > 4 * max(self.live, 64):  # drop dead entries once they dominate
+            for key, h in list(self.heaps.items()):
+                kept = [e for e in h if not self._dead(e)]
+                heapq.heapify(kept)
+                if kept:
+                    self.heaps[key] = kept
+                else:
+                    del self.heaps[key]
+            self.stale = 0
+
+    def _dead(self, e) -> bool:
+        return self.ver.get(e[5]) != e[4]
+
+    def best(self, free: list[int], skip: set[str], allowed=None) -> Move | None:
+        """The move ``best_grow`` would return for these free counts."""
+        tops = []
+        for key, h in self.heaps.items():
+            if key[1] > free[key[0]]:
+                continue
+            while h and self._dead(h[0]):
+                heapq.heappop(h)
+            if h:
+                tops.append((h[0][:4], key))
+        heapq.heapify(tops)
+        held = []
+        found = None
+        while tops:
+            _, key = heapq.heappop(tops)
+            h = self.heaps[key]
+            e = heapq.heappop(h)
+            held.append((h, e))
+            jid, shape = e[5], e[7]
+            if jid not in skip and (allowed is None or allowed(jid, shape)):
+                found = Move(jid, e[6], shape, e[8])
+                break
+            while h and self._dead(h[0]):
+                heapq.heappop(h)
+            if h:
+                heapq.heappush(tops, (h[0][:4], key))
+        for h, e in held:
+            heapq.heappush(h, e)
+        return found

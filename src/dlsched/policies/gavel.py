@@ -13,7 +13,18 @@ with w[j, t] the job's data-parallel throughput on type t at its requested
 count n_j, normalised by its best type (Crius 8.1: baselines schedule with
 data-parallel profiles; jobs then run at their adaptive optimum).  Solved
 with scipy's HiGHS (``scipy.optimize.linprog(method="highs")``), re-solved
-only when the set of active jobs changes.
+only when the set of active jobs or the cluster changes.
+
+Speed (issue 21), with the same decisions as solving everything (tested on
+Gavel's trace, ``tests/crius/test_gavel_speed.py``):
+- when every job has a single best type and all fit there at once, that is
+  the LP's only optimum and is taken without a solve (``unique_best``);
+- a round that must repeat the last one (one LP type per job, everyone
+  served, nothing arrived or left, every job placed) is skipped, its rounds
+  counted for the priorities later (``_skip``);
+- no warm start: scipy's HiGHS interface takes none, and where the LP has
+  several optima a warm-started solver may return a different one, which
+  would change decisions.
 
 Rounds (300 s, as Crius) realise X the way Gavel's round-based mechanism
 does: (job, type) pairs are served in order of priority X[j, t] / (share
@@ -67,6 +78,36 @@ def solve_max_throughput(weights: list[dict[int, float]], sizes: list[int], capa
     return out
 
 
+def unique_best(weights: list[dict[int, float]], sizes: list[int], capacity: list[int]
+                ) -> list[dict[int, float]] | None:
+    """The LP's optimum without solving it, where that optimum is unique and obvious.
+
+    The objective is at most sum_j max_t w[j, t] (each job's fractions sum to at most 1).
+    When every job has a single best type and all jobs fit their best types at once, X = 1
+    on each job's best type reaches that bound, and any other X falls short of it: it is
+    the only optimum, so the solver would return it too.  Otherwise None (solve the LP).
+    """
+    load = [0] * len(capacity)
+    out: list[dict[int, float]] = []
+    for w, n in zip(weights, sizes):
+        best, top = 0.0, []
+        for t, v in w.items():
+            if v > best:
+                best, top = v, [t]
+            elif v == best and v > 0:
+                top.append(t)
+        if not top:
+            out.append({})
+            continue
+        if len(top) > 1:
+            return None
+        load[top[0]] += n
+        out.append({top[0]: 1.0})
+    if any(used > cap for used, cap in zip(load, capacity)):
+        return None
+    return out
+
+
 @register("gavel")
 class Gavel(JobPolicy):
     name = "gavel"
@@ -77,6 +118,8 @@ class Gavel(JobPolicy):
     def __init__(self, round_s: float = 300.0):
         self.period = round_s
         self.schedule_on_events = False  # Gavel is round-based
+        # False recomputes every round and solves every LP (the reference the fast path is tested against)
+        self.fast = True
         self.reset()
 
     def reset(self) -> None:
@@ -85,10 +128,22 @@ class Gavel(JobPolicy):
         self._sig: frozenset | None = None
         self._rounds: dict[str, int] = {}  # rounds the job has been active
         self._got: dict[str, dict[int, int]] = {}  # rounds it ran on each type
+        self._lp_cluster = None  # the cluster the last LP was solved for: another one invalidates it
+        self._active: list[str] = []  # active job ids in submission order, while the set is unchanged
+        self._dirty = True  # the job set changed since the last round
+        self._stable: dict[str, int] | None = None  # job -> type, when rounds repeat (see _skip)
+        self._confirmed = False
+        self._skipped = 0
         self.lp_solves = 0
+        self.lp_shortcuts = 0
         self.lp_time_s = 0.0
+        self.rounds_skipped = 0
+
+    def on_submit(self, job: JobState, now: float) -> None:
+        self._dirty = True
 
     def on_finish(self, job: JobState, now: float) -> None:
+        self._dirty = True
         for d in (self._w, self._x, self._rounds, self._got):
             d.pop(job.job_id, None)
 
@@ -96,20 +151,22 @@ class Gavel(JobPolicy):
                  kind: str) -> float | None:
         return replan_overhead(FULL_REPLAN, job, new, cluster, kind)
 
-    def _weights(self, cluster, job: JobState) -> dict[int, float]:
+    def _weights(self, cluster, job: JobState, perf=None) -> dict[int, float]:
         w = self._w.get(job.job_id)
         if w is not None:
             return w
-        est = shared_estimator(cluster)
         spec = job.spec
-        model = get_model(spec.model, spec.params)
         n = min(spec.num_gpus, MAX_GPUS_PER_JOB)
-        thr = {}
-        for t, gt in enumerate(cluster.gpu_types):
-            if n <= int(cluster.type_gpus[t]):
-                cell = est.dp_only(model, spec.batch_size, gt.name, n)
-                if cell is not None:
-                    thr[t] = cell.throughput
+        thr = _replayed_throughputs(perf, cluster, spec, n)
+        if thr is None:
+            est = shared_estimator(cluster)
+            model = get_model(spec.model, spec.params)
+            thr = {}
+            for t, gt in enumerate(cluster.gpu_types):
+                if n <= int(cluster.type_gpus[t]):
+                    cell = est.dp_only(model, spec.batch_size, gt.name, n)
+                    if cell is not None:
+                        thr[t] = cell.throughput
         if thr:
             best = max(thr.values())
             w = {t: v / best for t, v in thr.items()}
@@ -123,28 +180,86 @@ class Gavel(JobPolicy):
         """The last LP solution: job -> {type index: time fraction}."""
         return {j: dict(x) for j, x in self._x.items()}
 
-    def schedule(self, view: ClusterView, now: float) -> Decision:
-        cluster = view.cluster
-        jobs = view.jobs
-        active = sorted(jobs.values(), key=lambda j: (j.spec.submit_time, j.job_id))
-        sig = frozenset(j.job_id for j in active)
-        if sig != self._sig:
-            t0 = _t.perf_counter()
-            ws = [self._weights(cluster, j) for j in active]
-            sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in active]
-            xs = solve_max_throughput(ws, sizes, [int(c) for c in cluster.type_gpus])
-            self._x = {j.job_id: x for j, x in zip(active, xs)}
-            self._sig = sig
+    def _skip(self, view: ClusterView) -> bool:
+        """True when this round would repeat the last one exactly, so it need not be computed.
+
+        The last round was stable: every active job got a target, each on the only type its
+        LP share names, so any serving order gives every job the same type again.  Nothing
+        has arrived or finished since (on_submit / on_finish), and, checked once, every job
+        now runs on its target (a placement that failed would be retried by a full round).
+        Skipped rounds still count towards each job's rounds received (settled in _settle).
+        """
+        if not self.fast or self._stable is None or self._dirty or view.cluster is not self._lp_cluster \
+                or len(view.jobs) != len(self._stable):
+            return False
+        if not self._confirmed:
+            jobs, cluster = view.jobs, view.cluster
+            for jid, t in self._stable.items():
+                job = jobs.get(jid)
+                if job is None or job.status != JobStatus.RUNNING or \
+                        shape_of(cluster, job) != (t, min(job.spec.num_gpus, MAX_GPUS_PER_JOB)):
+                    return False
+            self._confirmed = True
+        self._skipped += 1
+        self.rounds_skipped += 1
+        return True
+
+    def _settle(self) -> None:
+        """Count the skipped rounds: each job in the stable set ran each of them on its type."""
+        if self._skipped and self._stable is not None:
+            k = self._skipped
+            for jid, t in self._stable.items():
+                if jid in self._rounds:
+                    self._rounds[jid] += k
+                    g = self._got.setdefault(jid, {})
+                    g[t] = g.get(t, 0) + k
+        self._skipped = 0
+        self._stable = None
+        self._confirmed = False
+
+    def _solve(self, cluster, active: list[JobState], perf) -> None:
+        t0 = _t.perf_counter()
+        ws = [self._weights(cluster, j, perf) for j in active]
+        sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in active]
+        cap = [int(c) for c in cluster.type_gpus]
+        xs = unique_best(ws, sizes, cap) if self.fast else None
+        if xs is None:
+            xs = solve_max_throughput(ws, sizes, cap)
             self.lp_solves += 1
-            self.lp_time_s += _t.perf_counter() - t0
+        else:
+            self.lp_shortcuts += 1
+        self._x = {j.job_id: x for j, x in zip(active, xs)}
+        self.lp_time_s += _t.perf_counter() - t0
+
+    def schedule(self, view: ClusterView, now: float) -> Decision:
+        if self._skip(view):
+            return Decision()
+        self._settle()
+        cluster = view.cluster
+        if cluster is not self._lp_cluster:
+            self._sig = None  # a different cluster: solve again
+        self._lp_cluster = cluster
+        jobs = view.jobs
+        if self._dirty or not self.fast or len(self._active) != len(jobs):
+            ordered = sorted(jobs.values(), key=lambda j: (j.spec.submit_time, j.job_id))
+            self._active = [j.job_id for j in ordered]
+            self._dirty = False
+        active = [jobs[jid] for jid in self._active]
+        sig = frozenset(self._active)
+        if sig != self._sig:
+            self._solve(cluster, active, view.perf)
+            self._sig = sig
         # priorities: LP share over share of rounds already received on that type
         pairs = []
+        single = True  # every job's LP share names one type
         for j in active:
             jid = j.job_id
             r = self._rounds.get(jid, 0)
             got = self._got.get(jid, {})
             cur = shape_of(cluster, j)
-            for t, x in self._x.get(jid, {}).items():
+            x_of = self._x.get(jid, {})
+            single = single and len(x_of) == 1
+            for t, x in x_of.items():
                 received = got.get(t, 0) / r if r else 0.0
                 prio = x / max(received, 1e-3)
                 keep = 1 if cur is not None and cur[0] == t else 0  # ties: stay put (no migration)
@@ -165,6 +280,8 @@ class Gavel(JobPolicy):
             if jid in targets:
                 g = self._got.setdefault(jid, {})
                 g[targets[jid][0]] = g.get(targets[jid][0], 0) + 1
+        if single and len(targets) == len(active):
+            self._stable = {jid: t for jid, (t, _) in targets.items()}
         preempt = [j.job_id for j in view.running() if j.job_id not in targets]
         return apply_targets(view, targets, jobs, preempt)
 
@@ -175,7 +292,30 @@ class Gavel(JobPolicy):
         return d
 
     def timings(self) -> dict:
-        return {"lp_solves": self.lp_solves, "lp_time_s": self.lp_time_s}
+        return {"lp_solves": self.lp_solves, "lp_shortcuts": self.lp_shortcuts, "lp_time_s": self.lp_time_s,
+                "rounds_skipped": self.rounds_skipped}
+
+
+def _replayed_throughputs(perf, cluster, spec, n: int) -> dict[int, float] | None:
+    """Gavel's own measured throughputs for this job by type, under ``--throughputs`` replay.
+
+    Gavel's LP reads its throughput table; when the run replays that table
+    (``dlsched.perf.replay``) the weights come from it too.  None (use our
+    data-parallel profiles) when the run does not replay, or the table lacks
+    this job on any type.
+    """
+    steps = getattr(perf, "steps_per_s", None)
+    if steps is None:
+        return None
+    thr = {}
+    for t in range(len(cluster.gpu_types)):
+        if n <= int(cluster.type_gpus[t]):
+            v = steps(spec, n, t)
+            if v is None:
+                return None
+            if v > 0:  # 0: Gavel measured it as not running there
+                thr[t] = v
+    return thr or None
 
 
 MAX_TYPE_CHANGES = 3  # Crius authors' Gavel baseline: at most 3 admitted jobs change type per admission
@@ -223,6 +363,40 @@ def solve_one_type_each(weights: list[dict[int, float]], sizes: list[int], capac
     return None if any(t is None for t in out) else out  # type: ignore[return-value]
 
 
+def obvious_one_type_each(weights: list[dict[int, float]], sizes: list[int], capacity: list[int],
+                          current: list[int | None], max_changes: int = MAX_TYPE_CHANGES,
+                          stay_bonus: float = 1e-4) -> list[int] | None:
+    """``solve_one_type_each``'s answer without the MILP, where it is unique and obvious.
+
+    Each job's objective term is at most its best ``w`` (plus the stay bonus on its current
+    type).  When every job has a single best type, and those choices together fit every
+    type's capacity and move at most ``max_changes`` admitted jobs, they reach that bound
+    and every other assignment falls short: the only optimum.  Otherwise None.
+    """
+    load = [0] * len(capacity)
+    out: list[int] = []
+    moves = 0
+    for w, n, cur in zip(weights, sizes, current):
+        best, top = 0.0, []
+        for t, v in w.items():
+            if v <= 0:
+                continue
+            v = v + (stay_bonus if t == cur else 0.0)
+            if v > best:
+                best, top = v, [t]
+            elif v == best:
+                top.append(t)
+        if len(top) != 1:
+            return None
+        t = top[0]
+        load[t] += n
+        moves += cur is not None and t != cur
+        out.append(t)
+    if moves > max_changes or any(used > cap for used, cap in zip(load, capacity)):
+        return None
+    return out
+
+
 @register("gavel-admit")
 class GavelAdmission(Gavel):
     """Gavel as the Crius authors' simulator runs it (sjtu-epcc/arena ``baselines/gavel_sched.py``),
@@ -263,6 +437,8 @@ class GavelAdmission(Gavel):
         self._pending.pop(job.job_id, None)
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        if self.fast and not self._new and not self._departed:
+            return Decision()  # no arrival and no departure: nothing to admit, nothing moves
         cluster = view.cluster
         jobs = view.jobs
         cap = [int(c) for c in cluster.type_gpus]
@@ -283,12 +459,17 @@ class GavelAdmission(Gavel):
             if n > free_total:  # every admitted job keeps its GPU count: cannot fit anywhere
                 return False
             ids = list(adm) + [jid]
-            ws = [self._weights(cluster, jobs[i]) for i in ids]
+            ws = [self._weights(cluster, jobs[i], view.perf) for i in ids]
             # an admitted job may stay where it is even if its profile says w = 0 there
             ws = [dict(w) if i == jid or adm[i] in w else {**w, adm[i]: 1e-6} for i, w in zip(ids, ws)]
             t0 = _t.perf_counter()
-            sol = solve_one_type_each(ws, [size(i) for i in ids], cap, [adm.get(i) for i in ids])
-            self.lp_solves += 1
+            sizes, current = [size(i) for i in ids], [adm.get(i) for i in ids]
+            sol = obvious_one_type_each(ws, sizes, cap, current) if self.fast else None
+            if sol is None:
+                sol = solve_one_type_each(ws, sizes, cap, current)
+                self.lp_solves += 1
+            else:
+                self.lp_shortcuts += 1
             self.lp_time_s += _t.perf_counter() - t0
             if sol is None:
                 return False

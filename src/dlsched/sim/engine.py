@@ -20,6 +20,7 @@ import math
 import time as _time
 from dataclasses import asdict, dataclass, field
 
+from dlsched import defaults as D
 from dlsched.cluster.topology import Cluster
 from dlsched.core import Action, Contention, CoreEvent, EngineCosts, ExecutionCore, RoundTimer
 from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
@@ -42,15 +43,16 @@ class SimConfig:
 
     seed: int = 0
     debug: bool = False  # check invariants after every timestamp (slow)
-    start_overhead_s: float = 0.0  # launching a job the first time
-    restore_base_s: float = 5.0  # resume/migrate/resize: fixed part (Gandiva: suspend-resume ~1 s, migration seconds)
-    restore_s_per_gb: float = 2.0  # ... plus this per GB of model state (weights + optimizer)
-    checkpoint_interval_s: float | None = None  # None: checkpoint at every preemption, no work lost
+    # engine costs: defaults and their sources in dlsched/defaults.py
+    start_overhead_s: float = D.START_OVERHEAD_S
+    restore_base_s: float = D.RESTORE_BASE_S
+    restore_s_per_gb: float = D.RESTORE_S_PER_GB
+    checkpoint_interval_s: float | None = D.CHECKPOINT_INTERVAL_S
     max_time: float | None = None  # stop here; active jobs are reported unfinished
     record_series: bool = True
     record_events: bool = True  # keep the core's event log (SimResult.events); off for huge runs
-    slice_quantum_s: float = 60.0  # time-sliced ("sliced") jobs take turns by this quantum ...
-    slice_switch_s: float = 1.0  # ... each turn paying a suspend + resume (Gandiva: < 1 s each way)
+    slice_quantum_s: float = D.SLICE_QUANTUM_S
+    slice_switch_s: float = D.SLICE_SWITCH_S
 
     def costs(self) -> EngineCosts:
         return EngineCosts(self.start_overhead_s, self.restore_base_s, self.restore_s_per_gb,

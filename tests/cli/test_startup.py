@@ -1,0 +1,45 @@
+"""Start-up stays cheap: `--version` and `simulate --list` import no heavy library.
+
+The CPU-time figure is measured by benchmarks/bench_startup.py; this test checks the cause
+(what gets imported), which does not depend on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dlsched.policies.names import declared_policy_names
+from dlsched.policies.registry import policy_names
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+HEAVY = ("numpy", "scipy", "pydantic", "rich", "yaml", "pandas", "networkx", "ray", "torch",
+         "dlsched.workload.zoo", "dlsched.sim.engine", "dlsched.policies.base")
+
+PROBE = """
+import json, sys
+from dlsched.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["simulate", "--list"]])
+def test_startup_imports_nothing_heavy(argv):
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    modules = json.loads(out.strip().splitlines()[-1])
+    loaded = [m for m in HEAVY if m in modules]
+    assert not loaded, f"{' '.join(argv)} imports {loaded}"
+
+
+def test_listed_policy_names_match_the_registry():
+    assert declared_policy_names() == policy_names()

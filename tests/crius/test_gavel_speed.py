@@ -1,0 +1,67 @@
+"""The Gavel policies' speed-ups change no decision: skipped rounds, LP shortcuts and the
+admission shortcut give the same schedule as solving every round and every LP.
+
+Run on a slice of Gavel's own trace on a small V100/P100/K80 cluster, so that the LP's
+capacities bind (the shortcuts must step aside) and are slack at other times (they apply).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dlsched.cluster import Cluster
+from dlsched.perf.default import default_perf_model
+from dlsched.policies.gavel import obvious_one_type_each, solve_max_throughput, solve_one_type_each, unique_best
+from dlsched.policies.registry import make_policy
+from dlsched.sim import SimConfig, Simulator
+from dlsched.workload.readers import read_trace
+
+SPEC = """name: gavel-36
+description: Gavel's physical-cluster shape, 12 V100 + 12 P100 + 12 K80
+node_groups:
+  - {name: v100, gpu: V100, nodes: 3, gpus_per_node: 4, intra: {kind: pcie}, nic_gbps: 25, nodes_per_rack: 3}
+  - {name: p100, gpu: P100, nodes: 3, gpus_per_node: 4, intra: {kind: pcie}, nic_gbps: 25, nodes_per_rack: 3}
+  - {name: k80, gpu: K80, nodes: 3, gpus_per_node: 4, intra: {kind: pcie}, nic_gbps: 25, nodes_per_rack: 3}
+network:
+  topology: tiered
+"""
+
+
+def test_unique_best_matches_the_lp_where_it_answers():
+    w = [{0: 1.0, 1: 0.5}, {0: 1.0, 2: 0.3}, {1: 1.0, 0: 0.9}]
+    assert unique_best(w, [2, 2, 4], [4, 4, 4]) == solve_max_throughput(w, [2, 2, 4], [4, 4, 4])
+    assert unique_best(w, [4, 2, 4], [4, 4, 4]) is None  # type 0 over capacity: the LP decides
+    assert unique_best([{0: 1.0, 1: 1.0}], [1], [4, 4]) is None  # a tie: the LP decides
+
+
+def test_obvious_one_type_each_matches_the_milp_where_it_answers():
+    w = [{0: 1.0, 1: 0.6}, {0: 0.5, 1: 1.0}, {0: 1.0, 1: 0.9}]
+    assert obvious_one_type_each(w, [8, 8, 8], [16, 16], [0, 1, None]) == \
+        solve_one_type_each(w, [8, 8, 8], [16, 16], [0, 1, None]) == [0, 1, 0]
+    assert obvious_one_type_each(w, [16, 8, 8], [16, 16], [0, 1, None]) is None  # capacity binds
+    moved = [{0: 0.5, 1: 1.0}] * 4
+    assert obvious_one_type_each(moved, [1] * 4, [8, 8], [0, 0, 0, 0]) is None  # 4 moves > 3
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("policy", ["gavel", "gavel-admit"])
+def test_fast_and_reference_schedules_are_identical(shared_dir, tmp_path, policy):
+    trace = shared_dir / "anchors" / "traces" / "gavel-msr-seed_0_6214e9.csv"
+    if not trace.is_file():
+        pytest.skip(f"Gavel's trace is missing: {trace}")
+    spec = tmp_path / "gavel-36.yaml"
+    spec.write_text(SPEC)
+    cluster = Cluster.load(str(spec))
+    jobs = read_trace(trace).jobs[:60]
+    runs = {}
+    for fast in (True, False):
+        p = make_policy(policy, round_s=1800.0)  # long rounds: fewer to simulate
+        p.fast = fast
+        res = Simulator(cluster, p, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0)).run()
+        runs[fast] = ([r.row() for r in res.records], p.timings())
+    assert runs[True][0] == runs[False][0]
+    fast, ref = runs[True][1], runs[False][1]
+    assert fast["lp_shortcuts"] > 0 and fast["lp_solves"] > 0  # both paths were exercised
+    assert fast["lp_solves"] < ref["lp_solves"]
+    if policy == "gavel":
+        assert fast["rounds_skipped"] > 0

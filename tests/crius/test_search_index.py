@@ -1,0 +1,71 @@
+"""Crius's search indexes (``GrowIndex``, ``ReleaseIndex``) give the same moves as the scans
+they replace, so whole schedules are unchanged."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dlsched.cluster import Cluster
+from dlsched.perf.default import default_perf_model
+from dlsched.policies.crius_common import ShapeTable
+from dlsched.policies.crius_search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
+                                           ranked_moves)
+from dlsched.policies.registry import make_policy
+from dlsched.sim import SimConfig, Simulator
+from dlsched.workload.synthetic import philly_like
+
+
+def random_state(rng: random.Random, n_jobs: int = 40, types: int = 3):
+    tables, shapes = {}, {}
+    free = [rng.randint(0, 24) for _ in range(types)]
+    for i in range(n_jobs):
+        jid = f"j{i:03d}"
+        thr = {(t, n): rng.choice([1.0, 2.0, 3.5]) * n ** rng.uniform(0.5, 1.0) * (1 + t)
+               for t in range(types) for n in (1, 2, 4, 8) if rng.random() < 0.8}
+        if not thr:
+            continue
+        tables[jid] = ShapeTable.build(thr)
+        shapes[jid] = rng.choice(sorted(thr))
+    return free, shapes, tables
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_indexes_answer_as_the_scans_through_moves(seed):
+    rng = random.Random(seed)
+    free, shapes, tables = random_state(rng)
+    grow, release = GrowIndex(tables, 0.05), ReleaseIndex(tables)
+    indexed = VirtualCluster(list(free), dict(shapes), (grow, release))
+    for index in (grow, release):
+        index.sync(indexed.shapes)
+    plain = VirtualCluster(list(free), dict(shapes))
+    for step in range(25):
+        skip = set(rng.sample(sorted(plain.shapes), 3))
+        ref = best_grow(plain, tables, skip, 0.05)
+        assert grow.best(indexed.free, skip, None) == ref
+        t, need = rng.randrange(3), rng.randint(1, 12)
+        assert best_release(indexed, tables, t, need, 3, 4, skip, 0.02) == \
+            best_release(plain, tables, t, need, 3, 4, skip, 0.02)
+        assert [g[0].job_id for g in release.ranked(t, 100, 0)[0]] == \
+            [g[0].job_id for g in ranked_moves(plain, tables, t)][:100]
+        if ref is not None:  # apply the move to both, as Crius does
+            for vc in (indexed, plain):
+                vc.apply([ref])
+        elif plain.shapes:
+            gone = rng.choice(sorted(plain.shapes))
+            for vc in (indexed, plain):
+                vc.remove(gone)
+
+
+@pytest.mark.parametrize("policy", ["crius", "crius-ddl"])
+def test_schedules_with_and_without_indexes_are_identical(policy):
+    cluster = Cluster.load("crius-sim")
+    jobs = philly_like(cluster, n_jobs=400, days=0.4, seed=5)
+    runs = []
+    for fast in (True, False):
+        p = make_policy(policy)
+        p.fast = fast
+        res = Simulator(cluster, p, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0)).run()
+        runs.append([r.row() for r in res.records])
+    assert runs[0] == runs[1]
