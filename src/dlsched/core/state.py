@@ -17,6 +17,7 @@ is what the workers report, and the core only keeps time and GPU-seconds.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Callable
 
 from dlsched.cluster.freemap import FreeMap
@@ -48,7 +49,10 @@ class ExecutionCore:
         self._error = error  # the exception type the engine reports policy mistakes with
         self.free = FreeMap(cluster)
         self.jobs: dict[str, JobState] = {}  # active jobs
-        self.queue: dict[str, JobState] = {}  # pending + suspended, in submit order once sorted
+        # pending + suspended, in submit order once sorted.  An OrderedDict because jobs leave from
+        # the front: a plain dict keeps their dead slots until it resizes, so reaching the head of a
+        # long queue would cost a walk over every job that left since
+        self.queue: OrderedDict[str, JobState] = OrderedDict()
         self.running: dict[str, JobState] = {}
         self.comm_per_iter: dict[str, float] = {}
         self.holders: dict[int, set[str]] = {}  # GPU id -> jobs on it, only where GPUs are shared

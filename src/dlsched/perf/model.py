@@ -18,7 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from dlsched.cluster.gpus import GPUType
 from dlsched.cluster.topology import Cluster, Tier
 from dlsched.perf import compute as cmp
 from dlsched.perf import gradsync

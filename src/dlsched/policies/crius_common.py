@@ -22,7 +22,7 @@ from typing import Iterable
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Cluster
 from dlsched.errors import UnknownNameError
-from dlsched.policies.base import Allocation, ClusterView, Decision, JobState, JobStatus
+from dlsched.policies.base import Allocation, ClusterView, Decision, JobState
 
 MAX_GPUS_PER_JOB = 16  # the authors' simulator caps a job at 16 GPUs
 
