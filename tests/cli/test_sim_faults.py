@@ -338,17 +338,18 @@ def test_report_reads_the_directory_compare_writes(tmp_path, capsys):
     assert "no sub-directory with one" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------ known engine gap (core's rewrite)
+# ------------------------------------------------------------ jobs the run never reached
 
 
-@pytest.mark.xfail(strict=True, reason="sim/engine.py leaves jobs submitted after --max-time out of "
-                                       "jobs.csv; the engine rewrite (issue 14, core) records them")
 def test_jobs_arriving_after_max_time_are_accounted_for(tmp_path):
+    # before: left out of jobs.csv and the summary entirely
     trace = write_trace(tmp_path / "t.csv", [("a", 0, "resnet50", 1, 32, 100), ("b", 5000, "resnet50", 1, 32, 100)])
     out = tmp_path / "o"
     assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--quiet", "--max-time", "1000",
                  "--out", str(out)]) == 0
     assert strict_load(out / "summary.json")["summary"]["jobs"] == 2
+    rows = (out / "jobs.csv").read_text().splitlines()
+    assert any(r.startswith("b,") and "submitted after the simulation stopped" in r for r in rows)
 
 
 # ------------------------------------------------------------ cluster-spec fields that would be ignored

@@ -48,7 +48,7 @@ from dlsched.live.jobfile import LiveJob
 from dlsched.live.raycluster import ClusterLayout, layout_from_ray
 from dlsched.live.results import job_state, write_live_results
 from dlsched.live.store import Store
-from dlsched.policies.base import Decision, JobPolicy, JobState, JobStatus
+from dlsched.policies.base import Decision, JobPolicy, JobState
 
 
 class ServiceError(DlschedError):

@@ -24,6 +24,7 @@ from dlsched import defaults as D
 from dlsched.cluster.topology import Cluster
 from dlsched.core import Action, Contention, CoreEvent, EngineCosts, ExecutionCore, RoundTimer
 from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
+from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
 from dlsched.perf.base import PerfModel
 from dlsched.policies.base import JobPolicy, JobState, JobStatus
@@ -171,6 +172,12 @@ class Simulator:
         stopped = cfg.max_time is not None and now >= cfg.max_time
         core.close(now, "simulation stopped at max_time" if stopped else
                    "the policy left it queued with nothing else running (cannot be placed)")
+        for spec in self.specs[self.cursor:]:  # the run stopped before they arrived: recorded, never dropped
+            t = spec.submit_time
+            job = JobState(spec, total_iterations(spec, self.perf), updated_at=t, queued_since=t)
+            core.records.append(job_record(job, "unfinished", "submitted after the simulation stopped at "
+                                                              "max_time", t))
+        core.records.sort(key=lambda r: (r.submit, r.job_id))
         self.series.close()
         wall = _time.perf_counter() - self._wall0
         summary = summarize(core.records, self.series, self.cluster.num_gpus)
