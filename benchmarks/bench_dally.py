@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
+from dlsched.errors import InputError
 from dlsched.experiments.dally import ARRIVALS, PRICING, RACKS, SCHEDULERS, run_one
 
 TARGET_S = 60.0
@@ -27,8 +29,11 @@ def main() -> None:
     args = ap.parse_args()
     walls = {}
     t0 = time.perf_counter()
-    for pol in SCHEDULERS:
-        walls[pol] = round(run_one(args.arrival, args.racks, pol, args.pricing)["wall_s"], 2)
+    try:
+        for pol in SCHEDULERS:
+            walls[pol] = round(run_one(args.arrival, args.racks, pol, args.pricing)["wall_s"], 2)
+    except InputError as e:
+        sys.exit(f"bench_dally: {e}")
     total = time.perf_counter() - t0
     print(json.dumps({"racks": args.racks, "arrival": args.arrival, "pricing": args.pricing,
                       "per_scheduler_s": walls, "total_s": round(total, 2), "target_s": TARGET_S,

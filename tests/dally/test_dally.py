@@ -86,3 +86,13 @@ def test_network_sensitive_preemption_takes_gpus_from_a_worse_priority_job():
 def test_bad_reading_is_a_clear_error():
     with pytest.raises(InputError, match="reading"):
         make_policy("dally", reading="bogus")
+
+
+def test_a_running_job_across_machines_is_offered_a_machine_when_one_frees():
+    jobs = _blocked_scene()
+    jobs[0] = jobs[0].with_(duration_s=2 * H)  # b0 leaves a whole machine free after 2 h
+    jobs[-1] = jobs[-1].with_(duration_s=10 * H)
+    recs, res = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    big = recs["big"]
+    assert big.first_start == pytest.approx(10.0, abs=1.0)  # took the rack at once (no wait)
+    assert big.migrations == 1  # then moved onto the freed machine at the next round

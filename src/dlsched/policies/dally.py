@@ -18,11 +18,17 @@ shared/seeds/003; sections IV-B1 to IV-B3, Algorithms 1 and 2).
   priority that have held their GPUs for a round, highest first, if that lets it
   fit at a level its timers allow.  Preempted jobs keep their progress, go back
   to the queue and pay the engine's restore cost on their next start.
+- Re-offers (ours, see below): at each round a running job placed on a looser
+  level than it fits is offered, in the same priority order, the tightest free
+  placement (its own GPUs counted) and moves if that is a tighter level.
 
 Simplifications (docs/dally.md): offers are computed centrally (the job's
 "local scheduler" is the accept rule above); the round length, the initial
 timer before the tuner has two samples, and the default history window are
-ours, the paper gives none.
+ours, the paper gives none.  The re-offer of running jobs is our reading of
+how "jobs suffering from sub-optimal placements" get "better-consolidated
+placements" (section V-B) in a simulator built on Themis's leases; without it a
+job placed across racks keeps that placement to the end.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from dlsched.policies.registry import register
 HOUR = 3600.0
 MANUAL_S = {"machine": 12 * HOUR, "rack": 12 * HOUR}  # Dally section IV-B2
 _TIERS = {"machine": Tier.NVLINK, "rack": Tier.RACK, "network": Tier.NETWORK}
+_ORDER = ("machine", "rack", "network")
 # default history window: 48 h on Dally's 2-rack cluster (128 GPUs), scaled inversely with the
 # cluster's GPUs so a window holds about as many placements on every size (ours; the paper only
 # says larger clusters want a smaller limit)
@@ -81,6 +88,7 @@ class Dally(JobPolicy):
         self._origin: float | None = None
         self._last_round = -1
         self.accepted = {"machine": 0, "rack": 0, "network": 0}
+        self.moves = 0  # running jobs moved to a tighter level
 
     # --------------------------------------------------------------- timers
 
@@ -135,12 +143,22 @@ class Dally(JobPolicy):
                     prio[j.job_id] = priority(view, j, now, self.reading)
                     victims.append(j)
             victims.sort(key=lambda j: (-prio[j.job_id], -j.spec.submit_time, j.job_id))
+        # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
+        # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
+        # most slowed jobs get better-consolidated placements; a move pays the restore cost)
+        offers = queue + [v for v in victims if self._misplaced(view, v)]
+        offers.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
         scratch = view.free.copy()
         gone: set[str] = set()
         wake = math.inf
-        for job in queue:
+        placed = 0
+        for job in offers:
             n = job.spec.num_gpus
             t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+            if job.allocation is not None:  # a running job offered a tighter placement
+                if job.job_id not in gone:
+                    self._reoffer(view, job, t, scratch, d, gone, now)
+                continue
             level, relax = self.allowed(view, job, t, now)
             gpus = pick_gpus(scratch, n, t, max_tier=_TIERS[level]) if scratch.free_of_type(t) >= n else None
             if gpus is None and victims:
@@ -160,11 +178,37 @@ class Dally(JobPolicy):
             self.accepted[got_level] += 1
             job.policy_data["dally_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
-        if d.preempt or len(d.allocate) < len(queue):
+            placed += 1
+        if d.preempt or placed < len(queue):
             wake = min(wake, next_round if self.preempt else math.inf)
         if math.isfinite(wake):
             d.wakeup = max(wake, now)
         return d
+
+    @staticmethod
+    def _tightest(view: ClusterView, job: JobState) -> str:
+        t = view.cluster.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+        machine_max, rack_max = largest_fits(view.cluster, t)
+        n = job.spec.num_gpus
+        return "machine" if n <= machine_max else "rack" if n <= rack_max else "network"
+
+    def _misplaced(self, view: ClusterView, job: JobState) -> bool:
+        return _ORDER.index(placement_level(view.cluster, job.allocation.gpus)) > _ORDER.index(self._tightest(view, job))
+
+    def _reoffer(self, view, job, type_id, scratch, d: Decision, gone: set, now: float) -> None:
+        """Move a running job to the tightest free placement (its own GPUs counted) if that is a tighter level."""
+        own = job.allocation.gpus
+        now_at = _ORDER.index(placement_level(view.cluster, own))
+        scratch.release(own)
+        gpus = pick_gpus(scratch, len(own), type_id, max_tier=_TIERS[_ORDER[now_at - 1]])
+        if gpus is None:
+            scratch.allocate(own)
+            return
+        scratch.allocate(gpus)
+        d.allocate[job.job_id] = Allocation.of(gpus, job.allocation.plan)
+        job.policy_data["dally_started"] = now
+        gone.add(job.job_id)  # moved: not a victim this round
+        self.moves += 1
 
     def describe(self) -> dict:
         return {**super().describe(), "timers": self.timers, "round_s": self.round_s,
