@@ -96,3 +96,5 @@ def test_a_running_job_across_machines_is_offered_a_machine_when_one_frees():
     big = recs["big"]
     assert big.first_start == pytest.approx(10.0, abs=1.0)  # took the rack at once (no wait)
     assert big.migrations == 1  # then moved onto the freed machine at the next round
+    recs, _ = _run(make_policy("dally-nowait", round_s=600.0, reoffer=False), jobs)
+    assert recs["big"].migrations == 0

@@ -69,10 +69,12 @@ class Dally(JobPolicy):
         PolicyOption("reading", str, "inferred", "priority formula: inferred, inverted or attained "
                      "(the formula is inferred; see docs/dally.md)"),
         PolicyOption("preempt", bool, True, "network-sensitive preemption"),
+        PolicyOption("reoffer", bool, True, "at each round, offer running jobs a tighter level (ours; "
+                     "docs/dally.md)"),
     )
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
-                 preempt: bool = True):
+                 preempt: bool = True, reoffer: bool = True):
         if round_s <= 0:
             raise ValueError("round_s must be positive")
         if reading not in READINGS:
@@ -81,6 +83,7 @@ class Dally(JobPolicy):
         self.history_s = history_s
         self.reading = reading
         self.preempt = preempt
+        self.reoffer = reoffer
         self.reset()
 
     def reset(self) -> None:
@@ -146,7 +149,7 @@ class Dally(JobPolicy):
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
         # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
         # most slowed jobs get better-consolidated placements; a move pays the restore cost)
-        offers = queue + [v for v in victims if self._misplaced(view, v)]
+        offers = queue + [v for v in victims if self.reoffer and self._misplaced(view, v)]
         offers.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
         scratch = view.free.copy()
         gone: set[str] = set()
@@ -212,7 +215,7 @@ class Dally(JobPolicy):
 
     def describe(self) -> dict:
         return {**super().describe(), "timers": self.timers, "round_s": self.round_s,
-                "history_s": self.history_s, "reading": self.reading, "preempt": self.preempt,
+                "history_s": self.history_s, "reading": self.reading, "preempt": self.preempt, "reoffer": self.reoffer,
                 "priority_formula": "inferred (shared/seeds/README.md)"}
 
 
