@@ -53,3 +53,15 @@ def test_summary_reports_the_papers_metrics():
     assert max(waits) == pytest.approx(12 * 3600.0, abs=1.0)  # the 8-GPU job waited its machine timer
     assert s["p99_queue"] == pytest.approx(float(np.percentile(waits, 99)))
     assert summarize(res.records, res.series, 128) == summarize(res.records, res.series, 128)
+
+
+def test_headlines_take_the_best_run_and_name_its_results_folder():
+    def m(mk, jct, comm):
+        return {"makespan_h": mk, "avg_jct_h": jct, "comm_latency_h": comm}
+    grid = {("batch", 2): {"dally": m(50, 10, 1), "tiresias": m(100, 10, 4)},
+            ("poisson", 8): {"dally": m(30, 6, 2), "tiresias": m(100, 12, 4)}}
+    heads = {h.metric.split()[0]: h for h in exp.headlines(grid)}
+    assert heads["makespan"].ours == pytest.approx(70.0) and heads["makespan"].scenario == "poisson-8racks"
+    assert heads["avg_jct"].ours == pytest.approx(50.0)
+    assert heads["comm_latency"].ours == pytest.approx(75.0) and heads["comm_latency"].scenario == "batch-2racks"
+    assert "mean over 2 runs +62%" in heads["comm_latency"].note
