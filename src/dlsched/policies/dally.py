@@ -69,8 +69,8 @@ class Dally(JobPolicy):
         PolicyOption("reading", str, "inferred", "priority formula: inferred, inverted or attained "
                      "(the formula is inferred; see docs/dally.md)"),
         PolicyOption("preempt", bool, True, "network-sensitive preemption"),
-        PolicyOption("reoffer", bool, True, "at each round, offer running jobs a tighter level (ours; "
-                     "docs/dally.md)"),
+        PolicyOption("reoffer", bool, True, "at each preemption round, offer running jobs a tighter level "
+                     "(ours; docs/dally.md)"),
     )
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
@@ -92,6 +92,7 @@ class Dally(JobPolicy):
         self._last_round = -1
         self.accepted = {"machine": 0, "rack": 0, "network": 0}
         self.moves = 0  # running jobs moved to a tighter level
+        self._reoffer_pending = False
 
     # --------------------------------------------------------------- timers
 
@@ -149,7 +150,12 @@ class Dally(JobPolicy):
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
         # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
         # most slowed jobs get better-consolidated placements; a move pays the restore cost)
-        offers = queue + [v for v in victims if self.reoffer and self._misplaced(view, v)]
+        offers = list(queue)
+        if is_round and self.reoffer:
+            misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
+            offers += [v for v in victims if v.job_id in misplaced]
+            # a quiet cluster makes no calls: come back next round while any job could move
+            self._reoffer_pending = bool(misplaced)
         offers.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
         scratch = view.free.copy()
         gone: set[str] = set()
@@ -182,7 +188,7 @@ class Dally(JobPolicy):
             job.policy_data["dally_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
             placed += 1
-        if d.preempt or placed < len(queue):
+        if d.preempt or placed < len(queue) or self._reoffer_pending:
             wake = min(wake, next_round if self.preempt else math.inf)
         if math.isfinite(wake):
             d.wakeup = max(wake, now)
@@ -196,7 +202,8 @@ class Dally(JobPolicy):
         return "machine" if n <= machine_max else "rack" if n <= rack_max else "network"
 
     def _misplaced(self, view: ClusterView, job: JobState) -> bool:
-        return _ORDER.index(placement_level(view.cluster, job.allocation.gpus)) > _ORDER.index(self._tightest(view, job))
+        level = placement_level(view.cluster, job.allocation.gpus)
+        return _ORDER.index(level) > _ORDER.index(self._tightest(view, job))
 
     def _reoffer(self, view, job, type_id, scratch, d: Decision, gone: set, now: float) -> None:
         """Move a running job to the tightest free placement (its own GPUs counted) if that is a tighter level."""
