@@ -6,11 +6,11 @@ import sys
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("reproduce", help="reproduce a paper's headline figures (crius; gandiva, dally, crux later)",
+    p = sub.add_parser("reproduce", help="reproduce a paper's headline figures (crius, dally; gandiva, crux later)",
                        description="Run a paper's experiment set, print our headline figures beside the "
                                    "paper's with the ratio, and write the results, the table and an HTML "
                                    "report to --out.")
-    p.add_argument("paper", help="crius (gandiva, dally and crux are not built yet)")
+    p.add_argument("paper", help="crius or dally (gandiva and crux are not built yet)")
     p.add_argument("--quick", action="store_true", help="a reduced set that finishes in under 2 minutes")
     p.add_argument("--out", default=None, help="results root (default runs/reproduce-PAPER)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

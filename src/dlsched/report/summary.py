@@ -26,8 +26,8 @@ def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> 
     thr = np.asarray(series.throughput, dtype=float)
     horizon = max(end, t[-1] if t.size else end)
 
-    def pct(q):
-        return float(np.percentile(jct, q)) if jct.size else None
+    def pct(q, x=jct):
+        return float(np.percentile(x, q)) if x.size else None
 
     return {
         "jobs": len(records),
@@ -40,6 +40,10 @@ def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> 
         "p99_jct": pct(99),
         "makespan": float(end - submit0),
         "avg_queue": float(queue.mean()) if queue.size else None,
+        "p95_queue": pct(95, queue),
+        "p99_queue": pct(99, queue),
+        # Dally's "communication latency": exposed communication time per finished job
+        "avg_comm_s": (float(np.mean([r.comm_time for r in finished])) if finished else None),
         "utilization": _time_weighted_mean(t, busy, horizon) / total_gpus if total_gpus else 0.0,
         "avg_throughput": _time_weighted_mean(t, thr, horizon),
         "peak_throughput": float(thr.max()) if thr.size else 0.0,

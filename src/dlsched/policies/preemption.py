@@ -1,0 +1,59 @@
+"""Freeing GPUs for a queued job by preempting running ones, shared by priority schedulers.
+
+Tiresias (discretised 2D-LAS) and Dally (network-sensitive priority) both let a
+queued job of better priority take GPUs from running jobs of worse priority.
+Victims are released one at a time in the order given until the job fits at
+the tier it will accept; nothing is preempted unless the job then fits.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from dlsched.cluster.freemap import FreeMap
+from dlsched.cluster.placement import pick_gpus
+from dlsched.cluster.topology import Cluster, Tier
+from dlsched.policies.base import JobState
+
+
+def preempt_to_fit(cluster: Cluster, scratch: FreeMap, n: int, type_id: int | None, max_tier: Tier,
+                   victims: Sequence[JobState]) -> tuple[np.ndarray, FreeMap, list[JobState]] | None:
+    """(GPUs, the free map after releasing the victims used, those victims), or None if no prefix helps."""
+    trial: FreeMap | None = None
+    taken: list[JobState] = []
+    for v in victims:
+        own = v.allocation.gpus
+        if type_id is not None and int(cluster.gpu_type_idx[own[0]]) != type_id:
+            continue  # its GPUs would not help
+        trial = trial or scratch.copy()
+        trial.release(own)
+        taken.append(v)
+        if trial.free_of_type(type_id) >= n:
+            gpus = pick_gpus(trial, n, type_id, max_tier=max_tier)
+            if gpus is not None:
+                return gpus, trial, taken
+    return None
+
+
+def placement_level(cluster: Cluster, gpus) -> str:
+    """Dally's consolidation level of a placement: "machine", "rack" or "network"."""
+    nodes = np.unique(cluster.gpu_node[np.asarray(gpus)])
+    if nodes.size == 1:
+        return "machine"
+    return "rack" if np.unique(cluster.node_rack[nodes]).size == 1 else "network"
+
+
+def largest_fits(cluster: Cluster, type_id: int | None) -> tuple[int, int]:
+    """(GPUs of the largest machine, GPUs of the largest rack) of a type (any type for None)."""
+    def build():
+        out = {}
+        for t in [None, *range(len(cluster.gpu_types))]:
+            mask = np.ones(cluster.num_nodes, bool) if t is None else cluster.node_type == t
+            per_rack = np.bincount(cluster.node_rack[mask], weights=cluster.node_gpus[mask],
+                                   minlength=cluster.num_racks)
+            node_max = int(cluster.node_gpus[mask].max()) if mask.any() else 0
+            out[t] = (node_max, int(per_rack.max()) if per_rack.size else 0)
+        return out
+    return cluster.derived("preemption.largest_fits", build)[type_id]

@@ -1,0 +1,100 @@
+"""Dally (Algorithms 1 and 2, network-sensitive preemption) and its variants on small hand-made scenes."""
+
+from __future__ import annotations
+
+import pytest
+
+from dlsched.cluster.topology import Cluster
+from dlsched.errors import InputError
+from dlsched.perf.default import default_perf_model
+from dlsched.policies.base import ClusterView, JobState, JobStatus
+from dlsched.policies.dally_priority import priority
+from dlsched.policies.dally_tuner import DelayTuner
+from dlsched.policies.registry import make_policy
+from dlsched.sim import SimConfig, Simulator
+from dlsched.workload.job import JobSpec
+
+H = 3600.0
+
+
+def _cluster():
+    return Cluster.load("dally-2racks")  # 2 racks x 8 machines x 8 GPUs
+
+
+def _run(policy, jobs):
+    c = _cluster()
+    perf = default_perf_model(c, "placement", tier_profile="dally-table1")
+    res = Simulator(c, policy, jobs, perf=perf, config=SimConfig(seed=0, debug=True)).run()
+    return {r.job_id: r for r in res.records}, res
+
+
+def _blocked_scene(big_model="resnet50"):
+    """16 seven-GPU jobs leave one free GPU on every machine; an 8-GPU job then finds no machine."""
+    jobs = [JobSpec(f"b{i}", 0.0, "resnet50", 7, duration_s=48 * H) for i in range(16)]
+    jobs.append(JobSpec("big", 10.0, big_model, 8, duration_s=1 * H))
+    return jobs
+
+
+def test_tuner_mean_plus_two_sample_sd_and_window():
+    t = DelayTuner(history_s=100.0, default_s={"machine": 7.0, "rack": 9.0})
+    assert t.timer("machine", 8, 0.0) == 7.0  # no samples: the manual default
+    t.record("machine", 8, 0.0, 10.0)
+    assert t.timer("machine", 8, 1.0) == 7.0  # one sample has no sample sd
+    t.record("machine", 8, 50.0, 20.0)
+    t.record("machine", 8, 60.0, 30.0)
+    assert t.timer("machine", 8, 60.0) == pytest.approx(20.0 + 2 * 10.0)
+    assert t.timer("rack", 8, 60.0) == 9.0 and t.timer("machine", 4, 60.0) == 7.0  # per (level, demand)
+    # at t=120 the sample taken at 0 is older than the 100 s window
+    assert t.timer("machine", 8, 120.0) == pytest.approx(25.0 + 2 * 50 ** 0.5)
+    t.record("network", 8, 60.0, 1.0)  # network acceptances are not tracked (Algorithm 1)
+    assert t.samples("network", 8) == 0
+
+
+@pytest.mark.parametrize("name,start", [("dally-nowait", 10.0), ("dally-manual", 10.0 + 12 * H),
+                                        ("dally", 10.0 + 12 * H), ("dally-consolidated", 48 * H)])
+def test_delay_timers_decide_when_a_rack_offer_is_taken(name, start):
+    recs, _ = _run(make_policy(name, preempt=False), _blocked_scene())
+    big = recs["big"]
+    assert big.status == "finished"
+    assert big.first_start == pytest.approx(start, abs=1.0)
+
+
+def test_priority_inferred_and_alternatives():
+    c = _cluster()
+    perf = default_perf_model(c, "placement", tier_profile="dally-table1")
+    view = ClusterView(c, None, {}, perf, now=0.0)
+    job = JobState(JobSpec("j", 0.0, "resnet50", 8, total_iterations=100), 100)
+    assert priority(view, job, 0.0) == 0.0  # never ran: no work completed
+    job.policy_data["dally_ideal_iter_s"] = 1.0  # ideal run: 100 s
+    job.status, job.done_iterations, job.run_time, job.gpu_seconds = JobStatus.SUSPENDED, 50.0, 200.0, 1600.0
+    assert priority(view, job, 0.0) == pytest.approx(0.5 / 2.0)  # work 0.5 / normalised run 2.0
+    assert priority(view, job, 0.0, "inverted") == pytest.approx(4.0)
+    assert priority(view, job, 0.0, "attained") == pytest.approx(1600.0 / (8 * 100.0))
+
+
+def test_network_sensitive_preemption_takes_gpus_from_a_worse_priority_job():
+    jobs = [JobSpec(f"r{i}", 0.0, "resnet50", 8, duration_s=48 * H) for i in range(16)]
+    jobs.append(JobSpec("new", 100.0, "resnet50", 8, duration_s=1 * H))
+    recs, _ = _run(make_policy("dally", round_s=600.0), jobs)
+    assert recs["new"].first_start == pytest.approx(600.0, abs=1.0)  # first round after the others ran 600 s
+    assert sum(recs[f"r{i}"].restarts for i in range(16)) == 1
+    assert all(r.status == "finished" for r in recs.values())
+    recs, _ = _run(make_policy("dally", preempt=False), jobs)
+    assert recs["new"].first_start > 47 * H
+
+
+def test_bad_reading_is_a_clear_error():
+    with pytest.raises(InputError, match="reading"):
+        make_policy("dally", reading="bogus")
+
+
+def test_a_running_job_across_machines_is_offered_a_machine_when_one_frees():
+    jobs = _blocked_scene()
+    jobs[0] = jobs[0].with_(duration_s=2 * H)  # b0 leaves a whole machine free after 2 h
+    jobs[-1] = jobs[-1].with_(duration_s=10 * H)
+    recs, res = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    big = recs["big"]
+    assert big.first_start == pytest.approx(10.0, abs=1.0)  # took the rack at once (no wait)
+    assert big.migrations == 1  # then moved onto the freed machine at the next round
+    recs, _ = _run(make_policy("dally-nowait", round_s=600.0, reoffer=False), jobs)
+    assert recs["big"].migrations == 0
