@@ -115,9 +115,16 @@ class ElasticFlowLS(JobPolicy):
         ntypes = len(cluster.gpu_types)
         free = [int(c) for c in cluster.type_gpus]
         share: dict[str, int] = {}
+        preempt: list[str] = []
         for jid, job in sorted(self._admitted.items(), key=lambda kv: (kv[1].spec.submit_time, kv[0])):
-            t = self._profile(cluster, job)[0]
+            t, norm, _ = self._profile(cluster, job)
             s = self.min_share(view, job, now)
+            if s > free[t]:  # shares grew past the type's GPUs (deadline-aware shares rise as time runs out)
+                s = max((n for n in norm if n <= free[t]), default=0)
+            if s == 0:  # no room even for its smallest share: it waits, giving its GPUs back
+                if job.allocation is not None:
+                    preempt.append(jid)
+                continue
             share[jid] = s
             free[t] -= s
         for job in queued_jobs(view):
@@ -146,7 +153,7 @@ class ElasticFlowLS(JobPolicy):
             alloc[jid] = n_new
             self._push_next(heap, jid, n_new, cluster)
         targets = {jid: (self._profile(cluster, jobs[jid])[0], n) for jid, n in alloc.items()}
-        return apply_targets(view, targets, jobs, [])
+        return apply_targets(view, targets, jobs, preempt)
 
     def _push_next(self, heap, jid: str, n: int, cluster) -> None:
         job = self._admitted[jid]

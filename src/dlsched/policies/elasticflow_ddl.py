@@ -22,7 +22,7 @@ current minimum shares fit at once, which is a sufficient condition and
 needs no slot horizon.  It admits somewhat fewer jobs than the slot plan
 would.  An admitted job whose share can no longer meet its deadline (the
 profile was optimistic against the truth) keeps running best-effort on its
-largest share, never dropped after admission.
+smallest share, never dropped after admission.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class ElasticFlow(ElasticFlowLS):
 
     def min_share(self, view: ClusterView, job: JobState, now: float) -> int:
         s = self.satisfactory_share(view, job, now)
-        return max(self._profile(view.cluster, job)[1]) if s is None else s  # admitted: best effort
+        return min(self._profile(view.cluster, job)[1]) if s is None else s  # admitted: best effort
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster

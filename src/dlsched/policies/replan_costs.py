@@ -28,6 +28,7 @@ the GPU time it takes but not the delay to the job.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.parallel.partition import stage_counts, stage_partition
@@ -57,8 +58,13 @@ PROFILE_OPTION = PolicyOption("profile_cells", bool, True,
 
 def full_search_plans(model, gpu_type: str, n: int, estimator) -> int:
     """Plans a full-space tuner profiles for ``n`` GPUs: every stage count, (dp, tp) per stage."""
-    gpn = estimator.hardware(gpu_type).gpus_per_node
-    return sum(space_size(stage_partition(model, n, ns), gpn) for ns in stage_counts(n, profile(model).n_layers))
+    return _full_plans(model, estimator.hardware(gpu_type).gpus_per_node, n)
+
+
+@lru_cache(maxsize=None)
+def _full_plans(model, gpus_per_node: int, n: int) -> int:
+    return sum(space_size(stage_partition(model, n, ns), gpus_per_node)
+               for ns in stage_counts(n, profile(model).n_layers))
 
 
 @dataclass(frozen=True)
