@@ -37,10 +37,10 @@ import numpy as np
 
 from dlsched.cluster.gpus import gpu_type as lookup_gpu
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.base import IterCost, PerfModel
+from dlsched.perf.base import PerfModel
 from dlsched.perf.parallel.cost import plan_time
 from dlsched.perf.parallel.estimator import CellEstimator
-from dlsched.perf.parallel.perf_model import INFEASIBLE, AdaptivePerfModel
+from dlsched.perf.parallel.perf_model import AdaptivePerfModel
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import ModelInfo, get_model
 from dlsched.workload.zoo_large import layer_traits
@@ -117,20 +117,7 @@ class TruthPerfModel(AdaptivePerfModel):
         self._memo[key] = t
         return t
 
-    def price(self, job: JobSpec, gpus, plan=None) -> IterCost:
-        model = get_model(job.model, job.params)
-        if layer_traits(model) is None:
-            return self.fallback.price(job, gpus, plan)
-        g = np.asarray(gpus, dtype=np.int64)
-        c = self.cluster
-        worst = 0.0
-        for t in np.unique(c.gpu_type_idx[g]):  # a mixed allocation runs at its slowest type
-            it = self.true_time(model, job.batch_size, c.gpu_types[int(t)].name, int(g.size))
-            if it is None:
-                return INFEASIBLE
-            worst = max(worst, it)
-        total = worst / self.spread_factor(g)
-        return IterCost(total, total, 0.0)
+    shape_time = true_time  # what AdaptivePerfModel.price asks per GPU type (spread and mixing as there)
 
     def describe(self) -> dict:
         return {"perf_model": type(self).__name__, "seed": self.seed, "deviation": self.deviate,
