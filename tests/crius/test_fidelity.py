@@ -163,3 +163,30 @@ def test_sia_ilp_is_optimal_against_brute_force(testbed):
             best = max(best, sum(value[keys.index((j, s))] for j, s in enumerate(pick) if s is not None))
     assert sum(value[keys.index((j, s))] for j, s in got.items()) == pytest.approx(best)
     assert sum(s[1] for s in got.values() if s[0] == 0) <= cap[0]
+
+
+# ---------------------------------------------------------------- the experiment's two settings
+
+
+@pytest.mark.parametrize("name", ["crius", "fcfs", "gavel-admit", "elasticflow-ls", "sia", "elasticflow"])
+def test_settings_price_every_policy(testbed, name):
+    from dlsched.experiments.crius import _policy, engine_perf
+
+    a8 = Allocation.of(range(8))
+    authors = _policy(name, "authors").overhead(testbed, _job(testbed), None, a8, "start")
+    derived = _policy(name, "derived").overhead(testbed, _job(testbed), None, a8, "start")
+    assert authors == (40.0 if name == "crius" else 600.0)
+    assert derived != authors
+    assert isinstance(engine_perf(testbed, "derived"), TruthPerfModel)
+    assert not isinstance(engine_perf(testbed, "authors"), TruthPerfModel)
+
+
+def test_settings_table_reports_both_beside_the_paper():
+    from dlsched.experiments.crius import settings_table
+
+    row = {"avg_jct_h": 2.0, "ddl_ratio": 0.5}
+    rows = {"crius": {"avg_jct_h": 1.0, "ddl_ratio": 0.4}, "fcfs": row, "crius-ddl": {"avg_jct_h": 1.0, "ddl_ratio": 0.6},
+            "elasticflow": {"avg_jct_h": 1.0, "ddl_ratio": 0.3}}
+    text = settings_table("sim", {"derived": rows, "authors": {**rows, "fcfs": {"avg_jct_h": 4.0}}})
+    assert "| fcfs | +50.0% lower | +75.0% lower | 81.3% lower |" in text
+    assert "DDL (derived): Crius-DDL meets 0.60 of all deadlines, deadline-aware ElasticFlow 0.30 (2.00x" in text
