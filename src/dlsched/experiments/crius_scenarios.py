@@ -34,6 +34,9 @@ from dlsched.policies.crius_common import fit_requests
 from dlsched.workload.job import JobSpec
 
 ARENA = shared_dir() / "anchors" / "traces" / "arena-philly.csv"
+HELIOS = shared_dir() / "anchors" / "traces" / "arena-helios.csv"  # held out: the authors' Helios-derived trace
+PHILLY_VALIDATION = shared_dir() / "traces" / "philly" / "philly_jobs_subset_validation.json"  # held out
+MEASURED = Path(__file__).resolve().parents[3] / "experiments" / "crius" / "data" / "arena_revision_iter_times.csv"
 
 _TESTBED_TYPE = {"a100": "A40", "a40": "A40", "v100": "A10", "a10": "A10"}
 
@@ -108,6 +111,51 @@ def sim(compress: float = 4.0, ddl_scale: float = 1.0):
     jobs = _rescale(read_arena(), factor=1.0 / compress, ddl_scale=ddl_scale)
     kept, removed = fit_requests(jobs, cluster, shared_estimator(cluster))
     return cluster, kept, removed
+
+
+def helios(compress: float = 1.0, ddl_scale: float = 1.0):
+    """Held-out check: the authors' Helios-derived trace on the simulated cluster, arrivals / ``compress``."""
+    cluster = Cluster.load("crius-sim")
+    jobs = _rescale(read_arena(HELIOS), factor=1.0 / compress, ddl_scale=ddl_scale)
+    kept, removed = fit_requests(jobs, cluster, shared_estimator(cluster))
+    return cluster, kept, removed
+
+
+def philly_validation(compress: float = 8.0):
+    """Held-out check: the Philly validation subset on the simulated cluster, arrivals / ``compress``.
+
+    Philly names no models or GPU types: the project's reader picks a model by GPU count
+    (``model_for_gpus``) and turns each job's duration into iterations on its request, as
+    ``dlsched simulate`` does; requests that cannot hold their model are grown the same way.
+    """
+    from types import SimpleNamespace
+
+    from dlsched.commands._jobs import load_jobs
+    from dlsched.perf.adaptive import shared_adaptive_model
+
+    cluster = Cluster.load("crius-sim")
+    ns = SimpleNamespace(trace=str(PHILLY_VALIDATION), format=None, skip_bad_rows=True, jobs=None, days=None,
+                         seed=0, fit_requests=True)
+    perf = shared_adaptive_model(cluster)
+    jobs, _ = load_jobs(ns, cluster, perf)
+    # durations become iterations once, on the analytic model, so every setting runs the same work
+    jobs = [j if j.total_iterations else j.with_(total_iterations=max(1, round(j.duration_s / perf.reference_time(j))),
+                                                 duration_s=None) for j in jobs]
+    jobs = _rescale(sorted(jobs, key=lambda j: (j.submit_time, j.job_id)), factor=1.0 / compress)
+    import json
+
+    rows = len(json.loads(PHILLY_VALIDATION.read_text()))
+    return cluster, jobs, [None] * (rows - len(jobs))  # rows the reader skipped or that fit nowhere
+
+
+def measured_rows(path: Path = MEASURED) -> list[tuple]:
+    """The Crius authors' measured Alpa iteration times (model, params, batch, gpu, n_gpus, iter_s)."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(ln for ln in f if not ln.startswith("#")))
+    return [(r["model"], r["params"], int(r["batch"]), r["gpu"], int(r["hosts"]) * int(r["gpus_per_host"]),
+             float(r["iter_s"])) for r in rows]
 
 
 def tiled(n_jobs: int = 13000, days: float = 14.0):

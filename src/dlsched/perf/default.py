@@ -8,7 +8,7 @@ if TYPE_CHECKING:  # kept out of the import: the CLI reads PERF_MODELS at start-
     from dlsched.cluster.topology import Cluster
     from dlsched.perf.base import PerfModel
 
-PERF_MODELS = ("adaptive", "placement", "simple")
+PERF_MODELS = ("adaptive", "truth", "placement", "simple")
 
 
 def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=None) -> PerfModel:
@@ -18,7 +18,10 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
     their best data/tensor/pipeline plan for the GPU type and count (Crius
     section 8.1: every scheduler's jobs run at their adaptive optimum) and
     every other model with ``placement``, the topology-aware data-parallel
-    model.  ``simple`` is the coarse FLOPs + one ring all-reduce model, kept
+    model.  ``truth`` is ``adaptive`` with each plan's time off by a seeded
+    deviation calibrated to Crius's reported estimation error, so that Cell
+    estimates are not exact by construction (``perf/truth.py``).  ``simple``
+    is the coarse FLOPs + one ring all-reduce model, kept
     as a fast reference.
 
     ``tier_profile`` (a built-in name such as ``dally-table1``, a CSV path or a
@@ -55,6 +58,12 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
 
     if profile is not None:
         _refuse_large_models(profile)
+    if name == "truth":  # adaptive, plus what no scheduler's estimate sees (perf/truth.py, docs/crius.md)
+        from dlsched.perf.adaptive import shared_estimator
+        from dlsched.perf.truth import TruthPerfModel
+
+        return TruthPerfModel(cluster, fallback=with_profile(PlacementPerfModel(cluster)),
+                              estimator=shared_estimator(cluster))
     return shared_adaptive_model(cluster, fallback=with_profile(PlacementPerfModel(cluster)))
 
 

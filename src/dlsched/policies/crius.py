@@ -44,10 +44,11 @@ from statistics import median
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius_common import (CRIUS_REPLAN, MAX_GPUS_PER_JOB, Shape, ShapeTable,
-                                           apply_targets, replan_overhead, resolve_type, shape_of)
+from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, Shape, ShapeTable,
+                                           apply_targets, resolve_type, shape_of)
 from dlsched.policies.crius_search import GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release
 from dlsched.policies.options import PolicyOption
+from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, PROFILE_OPTION, ReplanCosts
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
@@ -80,6 +81,7 @@ class Crius(JobPolicy):
         PolicyOption("on_events", bool, True, "schedule on arrivals and departures too, not only in rounds"),
         PolicyOption("crowded_per_gpu", bool, True, "while jobs wait, pick shapes by throughput per GPU"),
         PolicyOption("fewest_moves", bool, False, "free GPUs with the fewest moves that suffice"),
+        *COST_OPTIONS, PROFILE_OPTION,
     )
     adaptive = True  # GPU-count scaling (off in Crius-NA)
     heterogeneous = True  # GPU-type scaling (off in Crius-NH)
@@ -88,7 +90,8 @@ class Crius(JobPolicy):
 
     def __init__(self, round_s: float = 300.0, depth: int = 3, beam: int = 4, window: int = 32,
                  move_penalty: float = 0.02, grow_min_gain: float = 0.05, on_events: bool = True,
-                 crowded_per_gpu: bool = True, fewest_moves: bool = False):
+                 crowded_per_gpu: bool = True, fewest_moves: bool = False, costs: str = "derived",
+                 plan_s: float = PLAN_PROFILE_S, profile_cells: bool = True):
         # round_s: section 7's 5-minute interval.  depth: section 8.4's setting.  window: pending
         # jobs re-tried per round past the head (bounds a round's cost under long queues, as the
         # lead's FCFS backfill window does).  move_penalty: throughput a move must win back, so a
@@ -102,6 +105,8 @@ class Crius(JobPolicy):
         self.grow_min_gain = grow_min_gain
         self.crowded_per_gpu = crowded_per_gpu
         self.fewest_moves = fewest_moves
+        # re-planning: Cell-guided tuning (section 5.2) priced by our search model, or the authors' constants
+        self.replan = ReplanCosts("cell", costs, plan_s, profile_cells)
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -141,7 +146,7 @@ class Crius(JobPolicy):
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
-        return replan_overhead(CRIUS_REPLAN, job, new, cluster, kind)
+        return self.replan.seconds(cluster, job, new, kind)
 
     # ------------------------------------------------------------------ Cells
 
@@ -168,6 +173,9 @@ class Crius(JobPolicy):
                     thr[(t, n)] = cell.throughput
                     times[(t, n)] = cell.iter_time
         tab = ShapeTable.build(thr)
+        # Cells profiled for this job (section 8.2), charged at its first start by ``self.replan``
+        job.policy_data["_cells"] = sum(len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n))
+                                        for t, n in thr)
         self._tables[job.job_id] = tab
         self._est_time[job.job_id] = times
         return tab
@@ -395,7 +403,7 @@ class Crius(JobPolicy):
         d = super().describe()
         d.update({"search_depth": self.depth, "beam": self.beam, "window": self.window,
                   "adaptive_scaling": self.adaptive, "heterogeneity_scaling": self.heterogeneous,
-                  "deadline_aware": self.deadline_aware, "replan_s_per_gpu_cap": CRIUS_REPLAN})
+                  "deadline_aware": self.deadline_aware, **self.replan.describe()})
         return d
 
     def timings(self) -> dict:
@@ -450,7 +458,10 @@ class CriusDDL(Crius):
         if t is None:
             return False
         cur = shape_of(view.cluster, job) if job.status == JobStatus.RUNNING else None
-        cost = 0.0 if cur == shape else min(CRIUS_REPLAN[0] * shape[1], CRIUS_REPLAN[1])
+        cost = 0.0 if cur == shape else self.replan.price(view.cluster, job, shape)
+        if cur is None and not job.policy_data.get("_cells_charged") and self.replan.mode == "derived" \
+                and self.replan.profile_cells:
+            cost += self.replan.profiling(int(job.policy_data.get("_cells", 0)))
         return now + cost + self._remaining(view, jid) * t <= job.spec.deadline
 
     def _allowed(self, view: ClusterView, now: float):

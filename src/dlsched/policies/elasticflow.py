@@ -28,9 +28,10 @@ import heapq
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
-from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, apply_targets, power_counts,
-                                           queued_jobs, replan_overhead, resolve_type)
+from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, apply_targets, power_counts, queued_jobs,
+                                           resolve_type)
 from dlsched.policies.options import PolicyOption
+from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
@@ -44,17 +45,21 @@ class ElasticFlowLS(JobPolicy):
         PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),
         PolicyOption("loosen", float, None, "deadline loosening factor (none: ignore deadlines, as LS)",
                      positive=True, optional=True),
+        *COST_OPTIONS,
     )
 
-    def __init__(self, round_s: float = 300.0, loosen: float | None = None):
+    def __init__(self, round_s: float = 300.0, loosen: float | None = None, costs: str = "derived",
+                 plan_s: float = PLAN_PROFILE_S):
         self.period = round_s
         self.schedule_on_events = False
         self.loosen = loosen
+        self.replan = ReplanCosts("full", costs, plan_s)  # a full plan search per new shape (Crius 8.1)
         self.reset()
 
     def reset(self) -> None:
         self._thr: dict[str, tuple[int, dict[int, float]]] = {}  # job -> (type, {count: norm thr})
         self._admitted: dict[str, JobState] = {}
+        self._rejected: set[str] = set()  # dropped by admission control (deadline-aware subclass)
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._thr.pop(job.job_id, None)
@@ -62,7 +67,7 @@ class ElasticFlowLS(JobPolicy):
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
-        return replan_overhead(FULL_REPLAN, job, new, cluster, kind)
+        return self.replan.seconds(cluster, job, new, kind)
 
     def _profile(self, cluster, job: JobState) -> tuple[int, dict[int, float], dict[int, float]]:
         hit = self._thr.get(job.job_id)
@@ -110,13 +115,20 @@ class ElasticFlowLS(JobPolicy):
         ntypes = len(cluster.gpu_types)
         free = [int(c) for c in cluster.type_gpus]
         share: dict[str, int] = {}
+        preempt: list[str] = []
         for jid, job in sorted(self._admitted.items(), key=lambda kv: (kv[1].spec.submit_time, kv[0])):
-            t = self._profile(cluster, job)[0]
+            t, norm, _ = self._profile(cluster, job)
             s = self.min_share(view, job, now)
+            if s > free[t]:  # shares grew past the type's GPUs (deadline-aware shares rise as time runs out)
+                s = max((n for n in norm if n <= free[t]), default=0)
+            if s == 0:  # no room even for its smallest share: it waits, giving its GPUs back
+                if job.allocation is not None:
+                    preempt.append(jid)
+                continue
             share[jid] = s
             free[t] -= s
         for job in queued_jobs(view):
-            if job.job_id in self._admitted:
+            if job.job_id in self._admitted or job.job_id in self._rejected:
                 continue
             t = self._profile(cluster, job)[0]
             s = self.min_share(view, job, now)
@@ -141,7 +153,7 @@ class ElasticFlowLS(JobPolicy):
             alloc[jid] = n_new
             self._push_next(heap, jid, n_new, cluster)
         targets = {jid: (self._profile(cluster, jobs[jid])[0], n) for jid, n in alloc.items()}
-        return apply_targets(view, targets, jobs, [])
+        return apply_targets(view, targets, jobs, preempt)
 
     def _push_next(self, heap, jid: str, n: int, cluster) -> None:
         job = self._admitted[jid]
@@ -157,6 +169,6 @@ class ElasticFlowLS(JobPolicy):
 
     def describe(self) -> dict:
         d = super().describe()
-        d.update({"loosen": self.loosen, "replan_s_per_gpu_cap": FULL_REPLAN,
+        d.update({"loosen": self.loosen, **self.replan.describe(),
                   "scheduling_profile": "data-parallel"})
         return d

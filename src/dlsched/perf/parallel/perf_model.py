@@ -48,6 +48,11 @@ class AdaptivePerfModel(PerfModel):
             return 1.0
         return SPREAD_FACTOR ** math.log2(nodes.size / needed)
 
+    def shape_time(self, model, batch: int, gpu: str, n: int) -> float | None:
+        """Seconds per iteration consolidated on ``n`` GPUs of ``gpu`` (None: it cannot run there)."""
+        cell = self.estimator.optimum(model, batch, gpu, n)
+        return None if cell is None else cell.iter_time
+
     def price(self, job: JobSpec, gpus, plan=None) -> IterCost:
         model = get_model(job.model, job.params)
         if layer_traits(model) is None:
@@ -56,10 +61,10 @@ class AdaptivePerfModel(PerfModel):
         c = self.cluster
         worst = 0.0
         for t in np.unique(c.gpu_type_idx[g]):  # a mixed allocation runs at its slowest type
-            cell = self.estimator.optimum(model, job.batch_size, c.gpu_types[int(t)].name, int(g.size))
-            if cell is None:
+            it = self.shape_time(model, job.batch_size, c.gpu_types[int(t)].name, int(g.size))
+            if it is None:
                 return INFEASIBLE
-            worst = max(worst, cell.iter_time)
+            worst = max(worst, it)
         total = worst / self.spread_factor(g)
         return IterCost(total, total, 0.0)
 
