@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 
 import numpy as np
 import pytest
@@ -27,10 +26,11 @@ def test_workloads_are_deterministic_and_sized_as_the_paper():
         exp.workload("burst", c)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("dlsched.network") is not None, reason="network layer present")
-def test_flow_pricing_fails_clearly_until_the_network_layer_lands():
-    with pytest.raises(InputError, match="flow-level network model"):
-        exp.engine_parts(Cluster.load("dally-2racks"), "flow")
+def test_flow_pricing_uses_the_network_layer():
+    perf, contention = exp.engine_parts(Cluster.load("dally-2racks"), "flow")
+    assert contention is not None and contention.describe()["model"] == "flow"
+    with pytest.raises(InputError, match="pricing must be one of"):
+        exp.engine_parts(Cluster.load("dally-2racks"), "congested")
 
 
 def test_registered_and_scheduler_list_builds():
