@@ -20,7 +20,7 @@ from dlsched.policies.options import PolicyOption, parse_options, resolved
 _POLICIES: dict[str, type[JobPolicy]] = {}
 
 # modules under dlsched.policies that define job policies; importing one registers what it holds
-MODULES = ("fcfs", "crius", "gavel", "elasticflow", "timeslice")
+MODULES = ("fcfs", "crius", "gavel", "elasticflow", "timeslice", "gandiva")
 _loaded = False
 
 

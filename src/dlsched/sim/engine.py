@@ -51,10 +51,13 @@ class SimConfig:
     record_events: bool = True  # keep the core's event log (SimResult.events); off for huge runs
     slice_quantum_s: float = 60.0  # time-sliced ("sliced") jobs take turns by this quantum ...
     slice_switch_s: float = 1.0  # ... each turn paying a suspend + resume (Gandiva: < 1 s each way)
+    slice_switch_s_per_gb: float = 0.0  # ... plus this per GB of model state (see core.costs.EngineCosts)
+    slice_switch_max_s: float | None = None  # None: no cap
 
     def costs(self) -> EngineCosts:
         return EngineCosts(self.start_overhead_s, self.restore_base_s, self.restore_s_per_gb,
-                           self.checkpoint_interval_s, self.slice_switch_s, self.slice_quantum_s)
+                           self.checkpoint_interval_s, self.slice_switch_s, self.slice_quantum_s,
+                           self.slice_switch_s_per_gb, self.slice_switch_max_s)
 
 
 @dataclass
