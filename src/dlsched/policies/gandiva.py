@@ -36,8 +36,7 @@ from dlsched.cluster.topology import Cluster
 from dlsched.core.costs import state_gb
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.gandiva_introspect import (deslice, defragment, grow_all, improve_locality, observe,
-                                                 pack_groups, restart_windows, rotate, shrink_all,
-                                                 signature)
+                                                 pack_groups, restart_windows, rotate, shrink_all)
 from dlsched.policies.gandiva_plan import Plan
 from dlsched.policies.gandiva_reactive import place_new
 from dlsched.policies.options import PolicyOption
@@ -120,7 +119,6 @@ class Gandiva(JobPolicy):
         is_round = now >= self._next_round - 1e-9
         if is_round:
             observe(view, plan, now, self.quantum_s)
-        before = {jid: signature(plan, jid) for jid in plan.gpus}
         queue = sorted(view.queued(), key=lambda j: (-j.spec.priority, j.spec.submit_time, j.job_id))
         if self.grow_shrink and queue:
             shrink_all(plan)
@@ -145,8 +143,7 @@ class Gandiva(JobPolicy):
                 self.counts["pack"] += 1
             elif old.mode == "packed" and alloc.mode == "sliced":
                 self.counts["unpack"] += 1
-        changed = [jid for jid in plan.gpus if before.get(jid) != signature(plan, jid)]
-        restart_windows(view, plan, now, changed)
+        restart_windows(view, plan, now)
         if plan.gpus or waiting:
             d.wakeup = self._next_round
         return d

@@ -44,11 +44,14 @@ def observe(view: ClusterView, plan: Plan, now: float, window_s: float) -> None:
             job.policy_data["win"] = (now, done, sig)
 
 
-def restart_windows(view: ClusterView, plan: Plan, now: float, changed) -> None:
-    """Jobs the decision moves or re-modes start a fresh window now (the old one no longer applies)."""
-    for jid in changed:
+def restart_windows(view: ClusterView, plan: Plan, now: float) -> None:
+    """Jobs whose placement the decision changed start a fresh window now (the old one no longer applies)."""
+    for jid in plan.changed():
         job = plan.jobs[jid]
-        job.policy_data["win"] = (now, view.progress(job), signature(plan, jid))
+        sig = signature(plan, jid)
+        win = job.policy_data.get("win")
+        if win is None or win[2] != sig:
+            job.policy_data["win"] = (now, view.progress(job), sig)
 
 
 def utilisation(view: ClusterView, job: JobState) -> float:
@@ -65,7 +68,7 @@ def rotate(plan: Plan, served: dict[str, float]) -> None:
     it on another GPU of the server).  Over a few quanta every job gets its fair share
     (4/6 of a GPU each with six jobs on four GPUs, Fig. 9)."""
     c = plan.c
-    for node in range(c.num_nodes):
+    for node in sorted(plan.shared_nodes()):
         jobs = sorted(plan.node_jobs(node))
         size = int(c.node_gpus[node])
         first = c.nodes[node].first_gpu

@@ -52,10 +52,10 @@ class Plan:
         self.gpus: dict[str, tuple[int, ...]] = {}  # planned GPUs per job
         self.packed: set[str] = set()  # jobs whose shared group runs packed, not sliced
         self.holders: dict[int, list[str]] = {}
-        self.scratch = view.free.copy()  # occupancy 1 for every held GPU (free/not free is what counts)
-        for g in np.flatnonzero(self.scratch.occupancy > 1):
-            for _ in range(int(self.scratch.occupancy[g]) - 1):
-                self.scratch.release([int(g)])
+        self.scratch = view.free.copy()
+        # one holder per held GPU in the scratch copy: the plan keeps its own holder lists, the scratch
+        # only answers "which GPUs are free" (its free counts do not change: no GPU becomes free here)
+        np.minimum(self.scratch.occupancy, 1, out=self.scratch.occupancy)
         for j in view.running():
             self.jobs[j.job_id] = j
             self.gpus[j.job_id] = j.allocation.gpus
@@ -63,7 +63,11 @@ class Plan:
                 self.packed.add(j.job_id)
             for g in j.allocation.gpus:
                 self.holders.setdefault(g, []).append(j.job_id)
-        self.original = dict(self.gpus)
+        self.touched: set[int] = set()  # GPUs whose holders changed: only their jobs can change mode
+        self.repacked: set[str] = set()  # jobs whose packed flag the policy set or cleared
+        for jid, job in self.jobs.items():  # left alone by a co-tenant that finished: back to exclusive
+            if job.allocation.mode != "exclusive" and self.sharing(jid) == 1:
+                self.repacked.add(jid)
 
     # ------------------------------------------------------------------ questions
 
@@ -97,7 +101,10 @@ class Plan:
 
     def sharing(self, jid: str) -> int:
         """How many jobs take turns on (or pack) the job's most shared GPU."""
-        return max(len(self.holders.get(g, ())) for g in self.gpus[jid])
+        gpus = self.gpus[jid]
+        if len(gpus) == 1:  # most jobs: skip the generator (this is the policy's hottest line)
+            return len(self.holders.get(gpus[0], ()))
+        return max(len(self.holders.get(g, ())) for g in gpus)
 
     def pick_free(self, n: int, type_id: int | None) -> tuple[int, ...] | None:
         """Any ``n`` free GPUs, one node first (then the best PCIe/socket tier inside it)."""
@@ -117,6 +124,7 @@ class Plan:
 
     def remove(self, jid: str) -> None:
         for g in self.gpus.pop(jid, ()):
+            self.touched.add(g)
             hold = self.holders[g]
             hold.remove(jid)
             if not hold:
@@ -129,7 +137,9 @@ class Plan:
         self.jobs[jid] = job
         gpus = tuple(sorted(int(g) for g in gpus))
         self.gpus[jid] = gpus
+        self.repacked.add(jid)
         for g in gpus:
+            self.touched.add(g)
             hold = self.holders.setdefault(g, [])
             if not hold:
                 self.scratch.allocate([g])
@@ -140,6 +150,7 @@ class Plan:
             self.packed.discard(jid)
 
     def set_packed(self, group: list[str], packed: bool) -> None:
+        self.repacked.update(group)
         for jid in group:
             (self.packed.add if packed else self.packed.discard)(jid)
 
@@ -160,19 +171,30 @@ class Plan:
         """Every job whose GPUs or mode the plan changed, in a fixed order (deterministic)."""
         self._consistent_modes()
         d = Decision()
-        for jid in sorted(self.gpus, key=lambda j: (self.jobs[j].spec.submit_time, j)):
+        for jid in sorted(self.changed(), key=lambda j: (self.jobs[j].spec.submit_time, j)):
             new = self.allocation(jid)
             old = self.jobs[jid].allocation
             if old is None or old.gpus != new.gpus or old.mode != new.mode:
                 d.allocate[jid] = new
         return d
 
+    def changed(self) -> set[str]:
+        """Jobs whose GPUs, co-tenants or packing the plan may have changed (a superset)."""
+        out = {j for j in self.repacked if j in self.gpus}
+        for g in self.touched:
+            out.update(self.holders.get(g, ()))
+        return out
+
+    def shared_nodes(self) -> set[int]:
+        return {self.node_of(g) for g, hold in self.holders.items() if len(hold) > 1}
+
     def _consistent_modes(self) -> None:
         """A shared GPU runs packed only if every job on it was packed; otherwise all slice."""
         changed = True
         while changed:
             changed = False
-            for hold in self.holders.values():
+            for g in self.touched:
+                hold = self.holders.get(g, ())
                 if len(hold) > 1 and any(j in self.packed for j in hold) and \
                         not all(j in self.packed for j in hold):
                     self.set_packed(hold, False)
