@@ -113,15 +113,21 @@ def pack_groups(view: ClusterView, plan: Plan, rejected: set, margin: float) -> 
     A group packed earlier is kept if its jobs' measured packed rates beat what
     time-slicing gave them (their measured per-turn rate over the number of
     jobs), on average by more than ``margin``; otherwise it goes back to
-    time-slicing and that set of jobs is not packed again.  New trials: time-
-    sliced groups whose jobs all have a time-slicing measurement, lowest summed
-    utilisation first, if their memory fits.
+    time-slicing and the same mix of models (and batch sizes) is not packed
+    again: their interference is a property of the models, and round-robin keeps
+    forming new pairs of the same jobs.  New trials: time-sliced groups whose
+    jobs all have a time-slicing measurement, lowest summed utilisation first,
+    if their memory fits.
     """
     groups = _shared_groups(plan)
+
+    def mix(hold):
+        return tuple(sorted((plan.jobs[h].spec.model, plan.jobs[h].spec.params or "", plan.jobs[h].spec.batch_size)
+                            for h in hold))
     for hold in groups:
         if not all(h in plan.packed for h in hold):
             continue
-        key = tuple(hold)
+        key = mix(hold)
         gains = []
         for h in hold:
             m = plan.jobs[h].policy_data.get("measured", {})
@@ -136,7 +142,7 @@ def pack_groups(view: ClusterView, plan: Plan, rejected: set, margin: float) -> 
                 plan.jobs[h].policy_data["measured"].pop("packed", None)
     candidates = []
     for hold in groups:
-        key = tuple(hold)
+        key = mix(hold)
         if key in rejected or any(h in plan.packed for h in hold):
             continue
         if not all("sliced" in plan.jobs[h].policy_data.get("measured", {}) for h in hold):
@@ -146,9 +152,9 @@ def pack_groups(view: ClusterView, plan: Plan, rejected: set, margin: float) -> 
         if not view.perf.packing([plan.jobs[h].spec for h in hold], gtype).feasible:
             rejected.add(key)
             continue
-        candidates.append((sum(utilisation(view, plan.jobs[h]) for h in hold), key))
-    for _, key in sorted(candidates):
-        plan.set_packed(list(key), True)
+        candidates.append((sum(utilisation(view, plan.jobs[h]) for h in hold), tuple(hold)))
+    for _, hold in sorted(candidates):
+        plan.set_packed(list(hold), True)
 
 
 def _shared_groups(plan: Plan) -> list[list[str]]:
