@@ -67,8 +67,7 @@ def _policy(name: str):
 
         # baselines re-plan with a full search (the authors' simulator); FCFS does not know that
         def overhead(cluster, job, old, new, kind):
-            if kind == "migrate" and "sliced" in (old.mode, new.mode) and \
-                    {int(cluster.gpu_node[g]) for g in old.gpus} == {int(cluster.gpu_node[g]) for g in new.gpus}:
+            if kind == "migrate" and job.policy_data.get("rotating"):
                 return own(cluster, job, old, new, kind)  # Gandiva's round-robin inside a server
             return replan_overhead(FULL_REPLAN, job, new, cluster, kind)
 

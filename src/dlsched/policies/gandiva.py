@@ -36,7 +36,8 @@ from dlsched.cluster.topology import Cluster
 from dlsched.core.costs import state_gb
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.gandiva_introspect import (deslice, defragment, grow_all, improve_locality, observe,
-                                                 pack_groups, restart_windows, rotate, shrink_all)
+                                                 pack_groups, restart_windows, rotate, shrink_all,
+                                                 undo_slower_growth)
 from dlsched.policies.gandiva_plan import Plan
 from dlsched.policies.gandiva_reactive import place_new
 from dlsched.policies.options import PolicyOption
@@ -104,7 +105,7 @@ class Gandiva(JobPolicy):
             return None
         old_nodes = {int(cluster.gpu_node[g]) for g in old.gpus}
         new_nodes = {int(cluster.gpu_node[g]) for g in new.gpus}
-        if kind == "migrate" and old_nodes == new_nodes and "sliced" in (old.mode, new.mode):
+        if kind == "migrate" and job.policy_data.get("rotating"):
             return self.suspend_resume_s(job)  # a time-sliced job resumed on another GPU of its server
         lo, hi, per_gb, inter = self.migrate
         return min(hi, lo + per_gb * state_gb(job.spec) + (inter if old_nodes != new_nodes else 0.0))
@@ -135,10 +136,8 @@ class Gandiva(JobPolicy):
             if old.gpus != alloc.gpus and len(old.gpus) != len(alloc.gpus):
                 self.counts["resize"] += 1
             elif old.gpus != alloc.gpus:
-                same_node = {plan.node_of(g) for g in old.gpus} == {plan.node_of(g) for g in alloc.gpus}
                 # a time-sliced job resumed on another GPU of its server is round-robin, not a migration
-                rotation = same_node and "sliced" in (old.mode, alloc.mode)
-                self.counts["rotate" if rotation else "migrate"] += 1
+                self.counts["rotate" if view.jobs[jid].policy_data.get("rotating") else "migrate"] += 1
             elif alloc.mode == "packed" and old.mode != "packed":
                 self.counts["pack"] += 1
             elif old.mode == "packed" and alloc.mode == "sliced":
@@ -166,6 +165,7 @@ class Gandiva(JobPolicy):
                 if "served" in job.policy_data:
                     job.policy_data["served"] += dt / plan.sharing(jid)
         for jid, job in plan.jobs.items():
+            job.policy_data.pop("rotating", None)  # set by this call's rotation only
             if "served" not in job.policy_data:
                 # a newcomer joins the round-robin level with its server's least-served job
                 # (starting from zero would hand it every unshared GPU until it caught up)
@@ -192,6 +192,7 @@ class Gandiva(JobPolicy):
                 self._idle_since = None
             elif self._idle_since is None:
                 self._idle_since = now
+            undo_slower_growth(plan)
             if not busy and now - self._idle_since >= self.grow_idle_s - 1e-9:
                 grow_all(plan)
 

@@ -37,8 +37,12 @@ def observe(view: ClusterView, plan: Plan, now: float, window_s: float) -> None:
         done = view.progress(job)
         win = job.policy_data.get("win")
         if win is not None and win[2] == sig and now - win[0] >= window_s - 1e-9:
-            rate = (done - win[1]) / (now - win[0])
+            # from when it could run again: a move's downtime is the move's cost, not the placement's speed
+            start = min(max(win[0], job.ready_at), now - 1e-9)
+            rate = (done - win[1]) / (now - start)
             job.policy_data.setdefault("measured", {})[sig[1]] = rate * sig[2]
+            if sig[1] == "exclusive":  # by size: grow-shrink keeps a size only if it is faster
+                job.policy_data.setdefault("by_size", {})[len(sig[0])] = rate
             job.policy_data["win"] = (now, done, sig)
         elif win is None or win[2] != sig:
             job.policy_data["win"] = (now, done, sig)
@@ -102,6 +106,7 @@ def rotate(plan: Plan, served: dict[str, float]) -> None:
         for j in order:
             if target[j] != plan.gpus[j][0]:
                 plan.place(plan.jobs[j], (target[j],))
+                plan.jobs[j].policy_data["rotating"] = True  # costs a suspend-resume, not a migration
 
 
 # ------------------------------------------------------------------ packing
@@ -286,9 +291,29 @@ def shrink_all(plan: Plan) -> int:
     return moves
 
 
+def undo_slower_growth(plan: Plan) -> int:
+    """An elastic job measured slower at its grown size than at the size before goes back to
+    that size, and grows no further (introspection: the wider placement may cross sockets)."""
+    c = plan.c
+    moves = 0
+    for jid in sorted(plan.gpus):
+        job = plan.jobs[jid]
+        own = plan.gpus[jid]
+        before = job.policy_data.get("grown_from")
+        rates = job.policy_data.get("by_size", {})
+        if before is None or len(own) <= before or len(own) not in rates or before not in rates:
+            continue
+        if rates[len(own)] <= rates[before]:
+            plan.place(job, best_in_node(c, list(own), before))
+            job.policy_data["grow_limit"] = before
+            moves += 1
+        del job.policy_data["grown_from"]
+    return moves
+
+
 def grow_all(plan: Plan) -> int:
     """Grow each elastic exclusive job to the largest power of two its server can give it
-    (Fig. 11: 1 -> 2 -> 4 GPUs as the others leave)."""
+    (Fig. 11: 1 -> 2 -> 4 GPUs as the others leave), once its present size has been measured."""
     c = plan.c
     moves = 0
     for jid in sorted(plan.gpus):
@@ -297,13 +322,17 @@ def grow_all(plan: Plan) -> int:
         nodes = {plan.node_of(g) for g in own}
         if not job.spec.elastic or plan.sharing(jid) > 1 or len(nodes) != 1:
             continue
+        if len(own) not in job.policy_data.get("by_size", {}):
+            continue
         node = nodes.pop()
         free = plan.free_in_node(node)
         size = 1
-        while size * 2 <= len(own) + len(free):
+        limit = job.policy_data.get("grow_limit", len(own) + len(free))
+        while size * 2 <= min(limit, len(own) + len(free)):
             size *= 2
         if size <= len(own):
             continue
+        job.policy_data["grown_from"] = len(own)
         extra = best_in_node(c, free, size - len(own))
         plan.place(job, tuple(own) + tuple(extra))
         moves += 1
