@@ -19,7 +19,7 @@ Introspective mode (every ``quantum_s``, ``gandiva_introspect``):
   time-sliced rates, undone for good otherwise;
 - grow-shrink (``grow_shrink``): elastic jobs (``JobSpec.elastic``) grow to
   fill their server after ``grow_idle_s`` with nobody waiting or sharing, and
-  shrink back at once when a job arrives.
+  shrink back at once when an arriving job needs their GPUs.
 
 A high-priority job is never time-sliced with (so never slowed for) a
 lower-priority one.  Mechanism costs follow the paper's measurements (section
@@ -121,9 +121,11 @@ class Gandiva(JobPolicy):
         if is_round:
             observe(view, plan, now, self.quantum_s)
         queue = sorted(view.queued(), key=lambda j: (-j.spec.priority, j.spec.submit_time, j.job_id))
-        if self.grow_shrink and queue:
-            shrink_all(plan)
+        if queue:
+            self._idle_since = None  # an arrival ends the idle period that growth waits for
         waiting = self._place_all(plan, queue)
+        if self.grow_shrink and waiting and shrink_all(plan):  # shrink at once, if the GPUs are needed
+            waiting = self._place_all(plan, waiting)
         if is_round:
             self._introspect(view, plan, waiting, now)
             waiting = self._place_all(plan, waiting)
@@ -143,9 +145,18 @@ class Gandiva(JobPolicy):
             elif old.mode == "packed" and alloc.mode == "sliced":
                 self.counts["unpack"] += 1
         restart_windows(view, plan, now)
-        if plan.gpus or waiting:
+        if waiting or plan.shared_nodes() or self._may_grow(plan):
+            # introspection has work only then; otherwise the next arrival or completion calls us
+            # (a months-long trace would otherwise cost a call per quantum for nothing)
             d.wakeup = self._next_round
         return d
+
+    def _may_grow(self, plan: Plan) -> bool:
+        """An elastic job could grow into free GPUs of its server, or a growth awaits its measurement."""
+        return self.grow_shrink and any(
+            plan.jobs[j].spec.elastic and (plan.scratch.free_on_node(plan.node_of(g[0]))
+                                          or "grown_from" in plan.jobs[j].policy_data)
+            for j, g in plan.gpus.items())
 
     def _place_all(self, plan: Plan, queue: list[JobState]) -> list[JobState]:
         waiting = []
