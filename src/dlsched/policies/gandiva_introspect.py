@@ -78,8 +78,9 @@ def rotate(plan: Plan, served: dict[str, float]) -> None:
         first = c.nodes[node].first_gpu
         gpus = list(range(first, first + size))
         # also evens out a server whose sharing has ended unevenly (two jobs on one GPU beside a free one)
-        if all(len(plan.holders.get(g, ())) <= 1 for g in gpus) or any(plan.jobs[j].spec.num_gpus != 1 or len(plan.gpus[j]) != 1
-                                    or j in plan.packed for j in jobs):
+        if all(len(plan.holders.get(g, ())) <= 1 for g in gpus):
+            continue
+        if any(plan.jobs[j].spec.num_gpus != 1 or len(plan.gpus[j]) != 1 or j in plan.packed for j in jobs):
             continue
         low, extra = divmod(len(jobs), size)
         # GPUs with fewer holders keep that role (fewer moves); each holds `low` jobs, `extra` hold one more
