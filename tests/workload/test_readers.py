@@ -36,9 +36,9 @@ def test_dlsched_csv(fixtures):
     jobs = by_id(read_trace(fixtures / "dlsched.csv"))
     a, b, c = jobs["a"], jobs["b"], jobs["c"]
     assert (a.model, a.num_gpus, a.total_iterations, a.extra["user"], a.extra["line"]) == ("resnet50", 1, 1000, "alice", 2)
-    assert b.duration_s == 3600 and b.total_iterations is None and b.extra["elastic"] and b.gpu_type == "V100"
+    assert b.duration_s == 3600 and b.total_iterations is None and b.elastic and b.gpu_type == "V100"
     assert b.batch_size == get_model("bert-large").default_batch * 8  # default: per-GPU x GPUs
-    assert b.deadline == 20000 - 100 and b.extra["priority"] == 2
+    assert b.deadline == 20000 - 100 and b.priority == 2
     assert c.gpu_type == "A100-40G" and c.submit_time == 30
 
 

@@ -21,14 +21,29 @@ class EngineCosts:
     checkpoint_interval_s: float | None = D.CHECKPOINT_INTERVAL_S
     slice_switch_s: float = D.SLICE_SWITCH_S
     slice_quantum_s: float = D.SLICE_QUANTUM_S
+    # a switch grows with the state a job keeps resident (Gandiva: ~0.1 s small jobs, ~1 s large
+    # translation models): slice_switch_s + this per GB of model state, at most slice_switch_max_s
+    slice_switch_s_per_gb: float = 0.0
+    slice_switch_max_s: float | None = None  # None: no cap
+
+
+def state_gb(spec: JobSpec) -> float:
+    """GB of a job's model state: weights + optimizer (Adam keeps two moments: 3x the weights in all)."""
+    model = get_model(spec.model, spec.params)
+    return 3 * model.params * model.bytes_per_param / 1e9
 
 
 def restore_cost(spec: JobSpec, costs: EngineCosts) -> float:
     """Seconds to bring a job's state back from a checkpoint: grows with the model."""
-    model = get_model(spec.model, spec.params)
-    # weights + gradients-sized optimizer state (Adam keeps two moments: 3x the weights in all)
-    gb = 3 * model.params * model.bytes_per_param / 1e9
-    return costs.restore_base_s + costs.restore_s_per_gb * gb
+    return costs.restore_base_s + costs.restore_s_per_gb * state_gb(spec)
+
+
+def slice_switch_cost(spec: JobSpec, costs: EngineCosts) -> float:
+    """Seconds a time-sliced job loses per quantum to one suspend + resume."""
+    if not costs.slice_switch_s_per_gb:
+        return costs.slice_switch_s
+    cost = costs.slice_switch_s + costs.slice_switch_s_per_gb * state_gb(spec)
+    return cost if costs.slice_switch_max_s is None else min(costs.slice_switch_max_s, cost)
 
 
 def classify(status: JobStatus, old: Allocation | None, new: Allocation) -> str | None:

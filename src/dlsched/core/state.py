@@ -24,7 +24,7 @@ from dlsched.cluster.freemap import FreeMap
 from dlsched.cluster.topology import Cluster
 from dlsched.core.actions import PLACEMENTS, Action
 from dlsched.core.contention import Contention
-from dlsched.core.costs import EngineCosts, classify, default_cost
+from dlsched.core.costs import EngineCosts, classify, default_cost, slice_switch_cost
 from dlsched.core.events import CoreEvent
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
@@ -362,7 +362,7 @@ class ExecutionCore:
             if alloc.mode == "sliced":
                 # fluid turn-taking: 1/n of the GPU, less one suspend + resume per quantum
                 c = self.costs
-                f = max(0.0, 1.0 - c.slice_switch_s / c.slice_quantum_s) / len(ids)
+                f = max(0.0, 1.0 - slice_switch_cost(job.spec, c) / c.slice_quantum_s) / len(ids)
             else:
                 try:
                     f = self.perf.packing_factors([self.jobs[i].spec for i in ids], gtype)[ids.index(job.job_id)]

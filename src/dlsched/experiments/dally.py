@@ -33,7 +33,7 @@ from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.synthetic import generate
 
-SCHEDULERS = ["dally", "dally-manual", "dally-nowait", "dally-consolidated", "tiresias", "fcfs"]  # + "gandiva"
+SCHEDULERS = ["dally", "dally-manual", "dally-nowait", "dally-consolidated", "tiresias", "gandiva", "fcfs"]
 RACKS = (2, 4, 8, 16)
 ARRIVALS = {"batch": 500, "poisson": 400}
 PRICING = ("tier-profile", "flow")

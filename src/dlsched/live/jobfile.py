@@ -101,8 +101,8 @@ class LiveJob:
         s = self.spec
         return json.dumps({"job_id": s.job_id, "model": s.model, "num_gpus": s.num_gpus,
                            "batch_size": s.batch_size, "iterations": s.total_iterations,
-                           "gpu_type": s.gpu_type, "elastic": s.extra.get("elastic", False),
-                           "priority": s.extra.get("priority", 0),
+                           "gpu_type": s.gpu_type, "elastic": s.elastic,
+                           "priority": s.priority,
                            "script": self.script, "args": self.args,
                            "checkpoint_every": self.checkpoint_every, "delay_s": self.delay_s},
                           sort_keys=True)
@@ -112,7 +112,7 @@ class LiveJob:
         d = json.loads(text)
         spec = JobSpec(d["job_id"], submit_time, d["model"], d["num_gpus"], batch_size=d["batch_size"],
                        total_iterations=d["iterations"], gpu_type=d["gpu_type"],
-                       extra={"elastic": d["elastic"], "priority": d["priority"]})
+                       elastic=d["elastic"], priority=d["priority"])
         return LiveJob(spec, d["script"], d["args"], d["checkpoint_every"], d["delay_s"])
 
 
@@ -122,7 +122,7 @@ def _to_live(entry: JobFileEntry, base: Path) -> LiveJob:
         script = (base / script).resolve()
     spec = JobSpec(entry.name, 0.0, entry.model, entry.num_gpus, batch_size=entry.batch_size,
                    total_iterations=entry.iterations, gpu_type=entry.gpu_type,
-                   extra={"elastic": entry.elastic, "priority": entry.priority})
+                   elastic=entry.elastic, priority=entry.priority)
     return LiveJob(spec, str(script), dict(entry.args), entry.checkpoint_every, entry.delay_s)
 
 

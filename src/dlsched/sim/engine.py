@@ -54,10 +54,13 @@ class SimConfig:
     record_events: bool = True  # keep the core's event log (SimResult.events); off for huge runs
     slice_quantum_s: float = D.SLICE_QUANTUM_S
     slice_switch_s: float = D.SLICE_SWITCH_S
+    slice_switch_s_per_gb: float = 0.0  # ... plus this per GB of model state (see core.costs.EngineCosts)
+    slice_switch_max_s: float | None = None  # None: no cap
 
     def costs(self) -> EngineCosts:
         return EngineCosts(self.start_overhead_s, self.restore_base_s, self.restore_s_per_gb,
-                           self.checkpoint_interval_s, self.slice_switch_s, self.slice_quantum_s)
+                           self.checkpoint_interval_s, self.slice_switch_s, self.slice_quantum_s,
+                           self.slice_switch_s_per_gb, self.slice_switch_max_s)
 
 
 @dataclass

@@ -26,9 +26,12 @@ class JobSpec:
     gpu_type: str | None = None  # requested / pinned GPU type; None = any
     deadline: float | None = None  # absolute, seconds from trace start
     params: str | None = None  # model size variant, e.g. "1.3B" (Crius models)
+    # the job accepts more or fewer GPUs than it asked for while it runs (Gandiva's grow-shrink
+    # applies only to jobs that say so: their users scale learning rate and batch with the GPUs)
+    elastic: bool = False
+    priority: int = 0  # higher is more important (Gandiva never suspends a job for a lower one)
     # Format-specific leftovers, kept so nothing a trace gives is lost: e.g. "user" (plain,
-    # Helios, PAI, Philly), "elastic" and "priority" (plain traces, live job files).  No policy
-    # reads those yet; a policy that needs one (Tiresias, Gandiva) makes it a field again.
+    # Helios, PAI, Philly).  No policy reads those yet.
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):

@@ -40,8 +40,8 @@ def parse_row(row: Row) -> JobSpec:
                    batch_size=row.int("batch_size", minimum=1, default=default_batch),
                    total_iterations=iters, duration_s=dur, gpu_type=row.gpu_type("gpu_type"),
                    deadline=deadline, params=row.str("params", "") or None,
-                   extra={"elastic": row.bool("elastic"), "priority": row.int("priority", minimum=None, default=0),
-                          "user": row.str("user", "")})
+                   elastic=row.bool("elastic"), priority=row.int("priority", minimum=None, default=0),
+                   extra={"user": row.str("user", "")})
 
 
 def read_dlsched(path: str | Path, *, skip_bad_rows: bool = False) -> TraceLoad:

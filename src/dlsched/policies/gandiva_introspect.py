@@ -1,0 +1,340 @@
+"""Gandiva's introspective mode: profile running jobs, then pack, migrate, grow and shrink.
+
+Profiling (``observe``) measures each running job's progress rate over a
+window during which nothing about its placement changed (same GPUs, same
+mode, same number of jobs sharing them): iterations done, read from the
+engine's view, over seconds elapsed.  In the simulator that is the progress
+the core accounted, including every cost it charged; live it is what the
+workers reported.  The perf model's predicted rate is never read.  A rate
+measured while ``k`` jobs shared the GPU is kept as ``rate * k`` (the speed
+the job gets per turn), so windows with different co-tenant counts compare.
+
+The GPU utilisation the paper's profiler reads from the driver orders the
+packing candidates; the simulator has no driver, so that one figure is the
+perf model's solo utilisation (``perf.interference.packed_job``), and so is
+the memory check (packing needs the summed footprint to fit).  Whether a
+packing is kept is decided on measured progress only.
+"""
+
+from __future__ import annotations
+
+from dlsched.perf.interference import packed_job
+from dlsched.policies.base import ClusterView, JobState
+from dlsched.policies.gandiva_plan import Plan, best_in_node
+from dlsched.policies.gandiva_reactive import job_type
+
+# ------------------------------------------------------------------ profiling
+
+
+def signature(plan: Plan, jid: str) -> tuple:
+    return plan.gpus[jid], plan.mode(jid), plan.sharing(jid)
+
+
+def observe(view: ClusterView, plan: Plan, now: float, window_s: float) -> None:
+    """Close every profiling window that has run its length unchanged; start those that changed."""
+    for jid, job in plan.jobs.items():
+        sig = signature(plan, jid)
+        done = view.progress(job)
+        win = job.policy_data.get("win")
+        if win is not None and win[2] == sig and now - win[0] >= window_s - 1e-9:
+            # from when it could run again: a move's downtime is the move's cost, not the placement's speed
+            start = min(max(win[0], job.ready_at), now - 1e-9)
+            rate = (done - win[1]) / (now - start)
+            job.policy_data.setdefault("measured", {})[sig[1]] = rate * sig[2]
+            if sig[1] == "exclusive":  # by size: grow-shrink keeps a size only if it is faster
+                job.policy_data.setdefault("by_size", {})[len(sig[0])] = rate
+            job.policy_data["win"] = (now, done, sig)
+        elif win is None or win[2] != sig:
+            job.policy_data["win"] = (now, done, sig)
+
+
+def restart_windows(view: ClusterView, plan: Plan, now: float) -> None:
+    """Jobs whose placement the decision changed start a fresh window now (the old one no longer applies)."""
+    for jid in plan.changed():
+        job = plan.jobs[jid]
+        sig = signature(plan, jid)
+        win = job.policy_data.get("win")
+        if win is None or win[2] != sig:
+            job.policy_data["win"] = (now, view.progress(job), sig)
+
+
+def utilisation(view: ClusterView, job: JobState) -> float:
+    gtype = view.cluster.nodes[int(view.cluster.gpu_node[job.allocation.gpus[0]])].gpu
+    return packed_job(job.spec, gtype).utilisation
+
+
+# ------------------------------------------------------------------ time-slicing fairness
+
+
+def rotate(plan: Plan, served: dict[str, float]) -> None:
+    """Round-robin inside each time-sliced node of 1-GPU jobs: the least-served jobs get
+    the GPUs they need not share for the next quantum (Gandiva suspends a job and may resume
+    it on another GPU of the server).  Over a few quanta every job gets its fair share
+    (4/6 of a GPU each with six jobs on four GPUs, Fig. 9)."""
+    c = plan.c
+    for node in sorted(plan.shared_nodes()):
+        jobs = sorted(plan.node_jobs(node))
+        size = int(c.node_gpus[node])
+        first = c.nodes[node].first_gpu
+        gpus = list(range(first, first + size))
+        # also evens out a server whose sharing has ended unevenly (two jobs on one GPU beside a free one)
+        if all(len(plan.holders.get(g, ())) <= 1 for g in gpus):
+            continue
+        if any(plan.jobs[j].spec.num_gpus != 1 or len(plan.gpus[j]) != 1 or j in plan.packed for j in jobs):
+            continue
+        low, extra = divmod(len(jobs), size)
+        # GPUs with fewer holders keep that role (fewer moves); each holds `low` jobs, `extra` hold one more
+        by_load = sorted(gpus, key=lambda g: (len(plan.holders.get(g, ())), g))
+        cap = {g: low + (1 if i >= size - extra else 0) for i, g in enumerate(by_load)}
+        order = sorted(jobs, key=lambda j: (served.get(j, 0.0), plan.jobs[j].spec.submit_time, j))
+        light = [g for g in by_load if cap[g] == low]
+        n_light = low * len(light)
+        want: dict[str, list[int]] = {}
+        for i, j in enumerate(order):
+            want[j] = light if i < n_light else [g for g in by_load if cap[g] == low + 1]
+        left = dict(cap)
+        target: dict[str, int] = {}
+        for j in order:  # stay put where the role allows
+            g = plan.gpus[j][0]
+            if g in want[j] and left[g] > 0:
+                target[j] = g
+                left[g] -= 1
+        for j in order:
+            if j not in target:
+                g = next(g for g in want[j] if left[g] > 0)
+                target[j] = g
+                left[g] -= 1
+        for j in order:
+            if target[j] != plan.gpus[j][0]:
+                plan.place(plan.jobs[j], (target[j],))
+                plan.jobs[j].policy_data["rotating"] = True  # costs a suspend-resume, not a migration
+
+
+# ------------------------------------------------------------------ packing
+
+
+def pack_groups(view: ClusterView, plan: Plan, rejected: set, margin: float) -> None:
+    """Decide the packing trials that have been measured, then start new ones.
+
+    A group packed earlier is kept if its jobs' measured packed rates beat what
+    time-slicing gave them (their measured per-turn rate over the number of
+    jobs), on average by more than ``margin``; otherwise it goes back to
+    time-slicing and the same mix of models (and batch sizes) is not packed
+    again: their interference is a property of the models, and round-robin keeps
+    forming new pairs of the same jobs.  New trials: time-sliced groups whose
+    jobs all have a time-slicing measurement, lowest summed utilisation first,
+    if their memory fits.
+    """
+    groups = _shared_groups(plan)
+
+    def mix(hold):
+        return tuple(sorted((plan.jobs[h].spec.model, plan.jobs[h].spec.params or "", plan.jobs[h].spec.batch_size)
+                            for h in hold))
+    for hold in groups:
+        if not all(h in plan.packed for h in hold):
+            continue
+        key = mix(hold)
+        gains = []
+        for h in hold:
+            m = plan.jobs[h].policy_data.get("measured", {})
+            if "packed" not in m or "sliced" not in m:
+                break
+            gains.append(m["packed"] / m["sliced"])  # both per turn: packed over time-sliced speed
+        else:
+            if sum(gains) / len(gains) <= 1.0 + margin:
+                plan.set_packed(hold, False)
+                rejected.add(key)
+            for h in hold:  # decided: a later change of co-tenants measures afresh
+                plan.jobs[h].policy_data["measured"].pop("packed", None)
+    candidates = []
+    for hold in groups:
+        key = mix(hold)
+        if key in rejected or any(h in plan.packed for h in hold):
+            continue
+        if not all("sliced" in plan.jobs[h].policy_data.get("measured", {}) for h in hold):
+            continue
+        gpu = plan.gpus[hold[0]][0]
+        gtype = view.cluster.nodes[int(view.cluster.gpu_node[gpu])].gpu.name
+        if not view.perf.packing([plan.jobs[h].spec for h in hold], gtype).feasible:
+            rejected.add(key)
+            continue
+        candidates.append((sum(utilisation(view, plan.jobs[h]) for h in hold), tuple(hold)))
+    for _, hold in sorted(candidates):
+        plan.set_packed(list(hold), True)
+
+
+def _shared_groups(plan: Plan) -> list[list[str]]:
+    """Sets of jobs that share exactly the same GPUs (sorted ids), each once."""
+    seen, out = set(), []
+    for hold in plan.holders.values():
+        if len(hold) < 2:
+            continue
+        key = tuple(sorted(hold))
+        if key in seen:
+            continue
+        if all(set(plan.gpus[h]) == set(plan.gpus[key[0]]) for h in key):
+            seen.add(key)
+            out.append(list(key))
+    return out
+
+
+# ------------------------------------------------------------------ migration
+
+
+def deslice(plan: Plan) -> int:
+    """Move time-sliced jobs to free GPUs (lowers the cluster's height); lowest priority moves first,
+    so the higher-priority job keeps the GPUs it had.  Returns the number of moves."""
+    moves = 0
+    for hold in sorted(_shared_groups(plan)):
+        hold = sorted(hold, key=lambda h: (plan.jobs[h].spec.priority, -plan.jobs[h].spec.submit_time, h))
+        for h in hold[:-1]:
+            job = plan.jobs[h]
+            gpus = _free_one_node(plan, job)
+            if gpus is None:
+                break
+            plan.place(job, gpus)
+            moves += 1
+    return moves
+
+
+def _free_one_node(plan: Plan, job: JobState) -> tuple[int, ...] | None:
+    """Free GPUs for the job on one node: same affinity, then empty, then any node."""
+    n = job.spec.num_gpus
+    c = plan.c
+    best = None
+    for node in plan.nodes_of_type(job_type(plan, job)):
+        if plan.scratch.free_on_node(node) < n:
+            continue
+        aff = plan.affinity(node)
+        rank = 0 if aff == n else (1 if aff == 0 else 2)
+        key = (rank, plan.height(node), node)
+        if best is None or key < best[0]:
+            best = (key, node)
+    if best is None:
+        return None
+    return best_in_node(c, plan.free_in_node(best[1]), n)
+
+
+def improve_locality(plan: Plan, ready) -> int:
+    """Move exclusive jobs spread wider than they need (across servers, or across sockets/PCIe
+    switches inside one) onto tighter free GPUs.  ``ready(jid)``: the job is past its start cost."""
+    moves = 0
+    c = plan.c
+    for jid in sorted(plan.gpus):
+        job = plan.jobs[jid]
+        own = plan.gpus[jid]
+        if len(own) < 2 or plan.sharing(jid) > 1 or not ready(jid) or len(own) != job.spec.num_gpus:
+            continue
+        now_tier = c.tier(own)
+        plan.remove(jid)
+        best = plan.pick_free(len(own), job_type(plan, job))
+        if best is not None and c.tier(best) < now_tier:
+            plan.place(job, best)
+            moves += 1
+        else:
+            plan.place(job, own, packed=jid in plan.packed)
+    return moves
+
+
+def defragment(plan: Plan, waiting: list[JobState], ready, threshold: int) -> int:
+    """While a waiting job cannot find ``n`` free GPUs on one server although the cluster has
+    them: take the non-idle server with the most free GPUs (at least ``threshold``) and move its
+    single-server exclusive jobs to servers with fewer free GPUs, where they keep the same tier
+    (the loss is negligible).  Repeats until no move helps."""
+    c = plan.c
+    need = [j for j in waiting if j.spec.num_gpus <= int(c.node_gpus.max())]
+    if not need:
+        return 0
+    moves = 0
+    tried: set[int] = set()
+    while True:
+        n = min(j.spec.num_gpus for j in need)
+        if any(plan.scratch.free_on_node(i) >= n for i in range(c.num_nodes)):
+            return moves
+        cands = [(plan.scratch.free_on_node(i), -i) for i in range(c.num_nodes)
+                 if i not in tried and 0 < plan.scratch.free_on_node(i) < int(c.node_gpus[i])
+                 and plan.scratch.free_on_node(i) >= threshold]
+        if not cands:
+            return moves
+        node = -max(cands)[1]
+        tried.add(node)
+        free_here = plan.scratch.free_on_node(node)
+        for jid in sorted(plan.node_jobs(node)):
+            job = plan.jobs[jid]
+            own = plan.gpus[jid]
+            if plan.sharing(jid) > 1 or not ready(jid) or len({plan.node_of(g) for g in own}) > 1:
+                continue
+            dest = [(plan.scratch.free_on_node(i), i) for i in plan.nodes_of_type(job_type(plan, job))
+                    if i != node and len(own) <= plan.scratch.free_on_node(i) < free_here]
+            for _, i in sorted(dest):
+                gpus = best_in_node(c, plan.free_in_node(i), len(own))
+                if gpus is not None and c.tier(gpus) <= c.tier(own):
+                    plan.place(job, gpus)
+                    moves += 1
+                    break
+
+
+# ------------------------------------------------------------------ grow-shrink
+
+
+def shrink_all(plan: Plan) -> int:
+    """Give back every GPU an elastic job holds beyond its demand, keeping its tightest subset."""
+    c = plan.c
+    moves = 0
+    for jid in sorted(plan.gpus):
+        job = plan.jobs[jid]
+        own = plan.gpus[jid]
+        if len(own) > job.spec.num_gpus:
+            keep = best_in_node(c, list(own), job.spec.num_gpus) if len({plan.node_of(g) for g in own}) == 1 \
+                else own[:job.spec.num_gpus]
+            plan.place(job, keep)
+            moves += 1
+    return moves
+
+
+def undo_slower_growth(plan: Plan) -> int:
+    """An elastic job measured slower at its grown size than at the size before goes back to
+    that size, and grows no further (introspection: the wider placement may cross sockets)."""
+    c = plan.c
+    moves = 0
+    for jid in sorted(plan.gpus):
+        job = plan.jobs[jid]
+        own = plan.gpus[jid]
+        before = job.policy_data.get("grown_from")
+        rates = job.policy_data.get("by_size", {})
+        if before is None or len(own) <= before or len(own) not in rates or before not in rates:
+            continue
+        if rates[len(own)] <= rates[before]:
+            plan.place(job, best_in_node(c, list(own), before))
+            job.policy_data["grow_limit"] = before
+            moves += 1
+        del job.policy_data["grown_from"]
+    return moves
+
+
+def grow_all(plan: Plan) -> int:
+    """Grow each elastic exclusive job to the largest power of two its server can give it
+    (Fig. 11: 1 -> 2 -> 4 GPUs as the others leave), once its present size has been measured."""
+    c = plan.c
+    moves = 0
+    for jid in sorted(plan.gpus):
+        job = plan.jobs[jid]
+        own = plan.gpus[jid]
+        nodes = {plan.node_of(g) for g in own}
+        if not job.spec.elastic or plan.sharing(jid) > 1 or len(nodes) != 1:
+            continue
+        if len(own) not in job.policy_data.get("by_size", {}):
+            continue
+        node = nodes.pop()
+        free = plan.free_in_node(node)
+        size = 1
+        limit = job.policy_data.get("grow_limit", len(own) + len(free))
+        while size * 2 <= min(limit, len(own) + len(free)):
+            size *= 2
+        if size <= len(own):
+            continue
+        job.policy_data["grown_from"] = len(own)
+        extra = best_in_node(c, free, size - len(own))
+        plan.place(job, tuple(own) + tuple(extra))
+        moves += 1
+    return moves

@@ -1,0 +1,83 @@
+"""Gandiva's reactive mode: where a newly arrived (or still waiting) job goes.
+
+The node-allocation algorithm of the paper (Algorithm 1, section 4.2.1), in
+order of preference:
+
+1. a node whose affinity equals the job's GPU demand and that still has the
+   GPUs free, least loaded (lowest height) first;
+2. an unaffined (empty) node, the smallest that fits;
+3. any free GPUs, ignoring affinity (possibly across nodes: migration
+   defragments later);
+4. time-slicing on a node of the same affinity, least loaded first, joining
+   the group of GPUs that has the fewest jobs taking turns on it, so that
+   oversubscription stays balanced across servers (Fig. 7: two servers with
+   six 1-GPU jobs each) -- never on GPUs whose jobs have a higher priority
+   than this one (Gandiva never suspends a job for a lower-priority one);
+5. otherwise the job waits.
+
+Inside a node the GPUs with the tightest PCIe-switch/socket tier are taken.
+Simplification: a job larger than one server is placed by steps 2-3 only
+(on whole free servers first) and waits rather than time-slices; the paper
+does not say how Algorithm 1 treats such jobs.
+"""
+
+from __future__ import annotations
+
+from dlsched.policies.base import JobState
+from dlsched.policies.gandiva_plan import Plan, best_in_node
+
+
+def job_type(plan: Plan, job: JobState) -> int | None:
+    return plan.c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+
+
+def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None:
+    """Place ``job`` in the plan; returns the step that placed it ("affinity", "free-node",
+    "any-free", "slice") or None when it must wait."""
+    c = plan.c
+    n = job.spec.num_gpus
+    t = job_type(plan, job)
+    nodes = plan.nodes_of_type(t)
+    fits_one = [i for i in nodes if int(c.node_gpus[i]) >= n]
+    if fits_one:
+        same = sorted((plan.height(i), i) for i in fits_one
+                      if plan.affinity(i) == n and plan.scratch.free_on_node(i) >= n)
+        if same:
+            plan.place(job, best_in_node(c, plan.free_in_node(same[0][1]), n))
+            return "affinity"
+        empty = sorted((int(c.node_gpus[i]), i) for i in fits_one if plan.affinity(i) == 0)
+        if empty:
+            plan.place(job, best_in_node(c, plan.free_in_node(empty[0][1]), n))
+            return "free-node"
+    gpus = plan.pick_free(n, t)
+    if gpus is not None:
+        plan.place(job, gpus)
+        return "any-free"
+    if not allow_slice or not fits_one:
+        return None
+    group = slice_target(plan, job, fits_one)
+    if group is None:
+        return None
+    plan.place(job, group)
+    return "slice"
+
+
+def slice_target(plan: Plan, job: JobState, nodes: list[int]) -> tuple[int, ...] | None:
+    """The GPUs of a same-affinity node to time-slice ``job`` onto (see the module docstring)."""
+    n = job.spec.num_gpus
+    best = None
+    for node in nodes:
+        if plan.affinity(node) != n:
+            continue
+        height = plan.height(node)
+        for jid in sorted(plan.node_jobs(node)):
+            gpus = plan.gpus[jid]
+            if len(gpus) != n or any(set(plan.holders[g]) != set(plan.holders[gpus[0]]) for g in gpus):
+                continue  # only whole groups that the same jobs hold (a grown job's GPUs are not one)
+            holders = plan.holders[gpus[0]]
+            if max(plan.jobs[h].spec.priority for h in holders) > job.spec.priority:
+                continue
+            key = (len(holders), height, gpus)
+            if best is None or key < best[0]:
+                best = (key, gpus)
+    return None if best is None else best[1]
