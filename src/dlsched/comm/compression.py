@@ -46,34 +46,36 @@ def cut_order(W: np.ndarray, K: int, monotone: bool = True) -> tuple[float, list
     n = W.shape[0]
     K = max(1, min(K, n))
     S = np.cumsum(np.cumsum(np.triu(W, 1), axis=0), axis=1)  # S[p, q]: weight from {0..p} to {0..q}
-    diag = np.diag(S).copy()
-    # C(j, i) with j, i counted as prefix lengths: weight from the first j nodes to nodes j..i-1
-    f = np.full((K + 1, n + 1), -np.inf)
-    g = np.zeros((K + 1, n + 1), dtype=np.int64)
-    f[1, 1:] = 0.0  # one block: nothing cut
-    f[1, 0] = 0.0
-    for k in range(2, K + 1):
-        f[k, 0] = 0.0
+    # C[j][i] (prefix lengths j < i): weight from the first j nodes to nodes j..i-1
+    C = np.zeros((n + 1, n + 1))
+    C[1:, 1:] = S - np.diag(S)[:, None]
+    C = C.tolist()  # plain lists: the DP below is scalar work, faster without numpy per step
+    NEG = float("-inf")
+    f_prev = [0.0] * (n + 1)  # one block: nothing cut
+    splits = [[0] * (n + 1)]
+    for _k in range(2, K + 1):
+        f = [0.0] + [NEG] * n
+        g = [0] * (n + 1)
         lo = 0
         for i in range(1, n + 1):
-            j = np.arange(lo if monotone else 0, i)
-            # C(j, i) = S[j-1, i-1] - S[j-1, j-1] for j >= 1, 0 for j = 0
-            c = np.where(j > 0, S[np.maximum(j - 1, 0), i - 1] - diag[np.maximum(j - 1, 0)], 0.0)
-            v = f[k - 1, j] + c
-            best = int(np.flatnonzero(v >= v.max() - 1e-12 * max(1.0, abs(v.max())))[-1])
-            f[k, i] = v[best]
-            g[k, i] = j[best]
+            best, arg = NEG, lo
+            for j in range(lo if monotone else 0, i):
+                v = f_prev[j] + C[j][i]
+                if v >= best:  # ties to the later split, which keeps the split monotone
+                    best, arg = v, j
+            f[i], g[i] = best, arg
             if monotone:
-                lo = int(j[best])
-    # walk the splits back
+                lo = arg
+        f_prev = f
+        splits.append(g)
     blocks = [0] * n
-    i, k = n, K
-    while k >= 1 and i > 0:
-        j = int(g[k, i]) if k > 1 else 0
+    i = n
+    for k in range(K, 0, -1):
+        j = splits[k - 1][i] if k > 1 else 0
         for p in range(j, i):
             blocks[p] = k - 1
-        i, k = j, k - 1
-    return float(f[K, n]), blocks
+        i = j
+    return float(f_prev[n]), blocks
 
 
 def compress(n: int, edges: dict[tuple[int, int], float], K: int, m: int = 10, seed: int = 0,
@@ -106,6 +108,12 @@ def compress(n: int, edges: dict[tuple[int, int], float], K: int, m: int = 10, s
         comp.sort()
         local = {u: i for i, u in enumerate(comp)}
         lsucc = [[local[v] for v in succ[u]] for u in comp]
+        depth = _depths(len(comp), lsucc)
+        if max(depth) < K:
+            # every edge can cross levels (level = longest chain above the job): the cut is total, optimal
+            for u in comp:
+                levels[u] = depth[local[u]]
+            continue
         best_w, best_levels = -1.0, None
         for _ in range(m):
             order = random_topological_order(len(comp), lsucc, rng)
@@ -120,6 +128,16 @@ def compress(n: int, edges: dict[tuple[int, int], float], K: int, m: int = 10, s
         for u, lv in best_levels.items():
             levels[u] = lv
     return levels
+
+
+def _depths(n: int, succ: list[list[int]]) -> list[int]:
+    """Length of the longest chain of edges ending at each node."""
+    order = random_topological_order(n, succ, np.random.default_rng(0))
+    depth = [0] * n
+    for u in order:
+        for v in succ[u]:
+            depth[v] = max(depth[v], depth[u] + 1)
+    return depth
 
 
 def cut_weight(levels: list[int], edges: dict[tuple[int, int], float]) -> float:
