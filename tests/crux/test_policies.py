@@ -94,3 +94,14 @@ def test_micro_benchmark_case_is_deterministic_and_bounded():
     s = crux_micro.score(case)
     assert 0 < s <= 1.0 + 1e-9
     assert crux_micro.score(case) == s
+
+
+def test_testbed_nic_case_crux_beats_ecmp_and_stays_under_alone():
+    from dlsched.experiments.crux import TESTBED, testbed_case
+
+    jobs = TESTBED["PCIe: BERT 8 + BERT 8 interleaved"]
+    ecmp, _ = testbed_case(jobs, None)
+    crux, each = testbed_case(jobs, "crux")
+    alone = min(testbed_case([j], None)[0] for j in jobs)
+    assert ecmp < crux <= alone + 1e-9
+    assert set(each) == {"bert1", "bert2"}

@@ -10,7 +10,7 @@ def add_parser(sub) -> None:
                        description="Run a paper's experiment set, print our headline figures beside the "
                                    "paper's with the ratio, and write the results, the table and an HTML "
                                    "report to --out.")
-    p.add_argument("paper", help="crius (gandiva, dally and crux are not built yet)")
+    p.add_argument("paper", help="crius, crux (gandiva and dally are not built yet)")
     p.add_argument("--quick", action="store_true", help="a reduced set that finishes in under 2 minutes")
     p.add_argument("--out", default=None, help="results root (default runs/reproduce-PAPER)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -70,6 +70,8 @@ def run(args) -> int:
                                                   sort_keys=True) + "\n")
     pages = []
     for scen in sorted({h.scenario for h in heads}):
+        if not (out / scen).is_dir():  # a scenario with no simulation runs (e.g. a micro-benchmark)
+            continue
         dirs = sorted(p for p in (out / scen).iterdir() if (p / "jobs.csv").exists())
         page, _ = write_report(dirs, out / f"report_{scen}.html", title=f"{exp.name} reproduction: {scen}")
         pages.append(str(page))
