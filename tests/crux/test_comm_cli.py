@@ -28,3 +28,10 @@ def test_policies_lists_comm(capsys):
     assert main(["policies", "fcfs", "crux"]) == 0
     out = capsys.readouterr().out
     assert "communication policies" in out and "crux:" in out
+
+
+def test_no_level_left_is_a_clear_error(tmp_path, capsys):
+    rc = main(["simulate", "--jobs", "5", "--cluster", "crux-testbed", "--comm", "crux", "--comm-levels", "2",
+               "--comm-reserved", "2", "--out", str(tmp_path / "x"), "--quiet"])
+    assert rc != 0
+    assert "--comm-reserved 2" in capsys.readouterr().err

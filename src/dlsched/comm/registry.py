@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from dlsched.comm.base import CommPolicy
+from dlsched.comm.base import CommPolicy, usable_levels
 from dlsched.comm.cassini import Cassini
 from dlsched.comm.crux import crux_full, crux_ps, crux_ps_pa
 from dlsched.comm.ecmp import Ecmp
@@ -37,6 +37,7 @@ def make_comm_policy(name: str, levels: int = 8, reserved: int = 2, seed: int = 
         return _PLAIN[name][0]()
     if name not in _LEVELLED:
         raise ValueError(f"unknown communication policy {name!r}; known: {', '.join(COMM_POLICIES)}")
+    usable_levels(levels, reserved)  # refuse a fabric with no level left before the run starts
     factory = _LEVELLED[name][0]
     if name.startswith("crux"):
         return factory(levels=levels, reserved=reserved, seed=seed)

@@ -118,10 +118,13 @@ def contention_model(args, cluster: Cluster):
         return flow
     from dlsched.comm import ScheduledContention, make_comm_policy
 
+    from dlsched.errors import InputError
+
     try:
         policy = make_comm_policy(comm, args.comm_levels, args.comm_reserved, args.seed)
     except ValueError as e:
-        raise SystemExit(f"error: --comm {comm}: {e}") from None
+        raise InputError(f"--comm {comm} --comm-levels {args.comm_levels} --comm-reserved "
+                         f"{args.comm_reserved}: {e}") from None
     return ScheduledContention(flow, policy)
 
 
