@@ -87,6 +87,16 @@ def shares_links(view: CommView, picks: dict[str, dict[int, int]] | None = None)
     return out
 
 
+def link_demand(view: CommView, job_id: str) -> dict[int, float]:
+    """Seconds each network link needs to carry the job's bytes of one iteration alone (bytes / capacity)."""
+    out: dict[int, float] = {}
+    for f in view.jobs[job_id].flows:
+        for l in f.candidates[f.chosen]:
+            if l in view.network_links:
+                out[l] = out.get(l, 0.0) + f.nbytes / view.capacity[l]
+    return out
+
+
 def usable_levels(levels: int, reserved: int) -> int:
     """Hardware priority levels left for training traffic (some are reserved, e.g. for TCP or control)."""
     if levels < 1 or reserved < 0 or reserved >= levels:

@@ -12,18 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlsched.comm.base import Assignment, CommView, bucket_levels, usable_levels
+from dlsched.comm.base import Assignment, CommView, bucket_levels, link_demand, usable_levels
 
 
 def bssi_order(view: CommView) -> list[str]:
-    demand = {}  # job -> {link: bytes per iteration}
-    for j in view.jobs.values():
-        d: dict[int, float] = {}
-        for f in j.flows:
-            for l in f.candidates[f.chosen]:
-                if l in view.network_links:
-                    d[l] = d.get(l, 0.0) + f.nbytes / view.capacity[l]
-        demand[j.job_id] = d
+    demand = {j: link_demand(view, j) for j in view.jobs}
     left = set(view.jobs)
     last_first: list[str] = []
     while left:
@@ -32,7 +25,7 @@ def bssi_order(view: CommView) -> list[str]:
             for l, b in demand[j].items():
                 load[l] = load.get(l, 0.0) + b
         if not load:
-            last_first.extend(sorted(left, key=lambda j: (-view.jobs[j].arrival, j), reverse=False))
+            last_first.extend(sorted(left, key=lambda j: (-view.jobs[j].arrival, j)))
             break
         neck = max(load, key=lambda l: (load[l], -l))
         worst = max((j for j in left if neck in demand[j]), key=lambda j: (demand[j][neck], j))

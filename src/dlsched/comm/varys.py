@@ -12,16 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlsched.comm.base import Assignment, CommView, bucket_levels, usable_levels
+from dlsched.comm.base import Assignment, CommView, bucket_levels, link_demand, usable_levels
 
 
 def effective_bottleneck(view: CommView, job_id: str) -> float:
-    per_link: dict[int, float] = {}
-    for f in view.jobs[job_id].flows:
-        for l in f.candidates[f.chosen]:
-            if l in view.network_links:
-                per_link[l] = per_link.get(l, 0.0) + f.nbytes / view.capacity[l]
-    return max(per_link.values(), default=0.0)
+    return max(link_demand(view, job_id).values(), default=0.0)
 
 
 @dataclass
