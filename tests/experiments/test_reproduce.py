@@ -35,7 +35,7 @@ def test_reproduce_crius_quick(tmp_path, capsys, shared_dir):
     assert (out / "testbed" / "crius" / "jobs.csv").exists() and (out / "provenance.json").exists()
 
 
-@pytest.mark.parametrize("paper", ["gandiva", "dally", "crux"])
+@pytest.mark.parametrize("paper", ["gandiva", "dally"])
 def test_unbuilt_papers_say_so(paper, tmp_path, capsys):
     assert main(["reproduce", paper, "--out", str(tmp_path / "x")]) == 3
     captured = capsys.readouterr()
