@@ -55,11 +55,24 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="replay a peer's measured throughputs (Gavel's table, CSV or JSON): jobs run at "
                         "those speeds under every policy; --perf prices only what the table lacks, "
                         "counted in summary.json under params.replay (docs/replay.md)")
+    add_comm_args(p)
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=positive_float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_option_arg(p)
     add_engine_args(p)
+
+
+def add_comm_args(p: argparse.ArgumentParser) -> None:
+    from dlsched.comm.registry import COMM_POLICIES
+
+    p.add_argument("--comm", default=None, choices=COMM_POLICIES,
+                   help="communication policy choosing each job's paths and priority levels (docs/crux.md); "
+                        "implies --network flow (default: none, i.e. ECMP with no priorities)")
+    p.add_argument("--comm-levels", type=positive_int, default=8, metavar="K",
+                   help="hardware priority levels of the fabric (default 8)")
+    p.add_argument("--comm-reserved", type=non_negative_int, default=2, metavar="N",
+                   help="levels reserved for other traffic, not given to training jobs (default 2)")
 
 
 def add_option_arg(p: argparse.ArgumentParser) -> None:
@@ -105,11 +118,24 @@ def policy_options(option_pairs: list[str], names: list[str]) -> dict[str, dict]
 
 def contention_model(args, cluster: Cluster):
     """A fresh flow-contention model for one run (``--network flow``), or None."""
-    if getattr(args, "network", "off") != "flow":
+    comm = getattr(args, "comm", None)
+    if getattr(args, "network", "off") != "flow" and comm is None:
         return None
     from dlsched.network.contention import FlowContention
 
-    return FlowContention.for_cluster(cluster, seed=args.seed)
+    flow = FlowContention.for_cluster(cluster, seed=args.seed)
+    if comm is None:
+        return flow
+    from dlsched.comm import ScheduledContention, make_comm_policy
+
+    from dlsched.errors import InputError
+
+    try:
+        policy = make_comm_policy(comm, args.comm_levels, args.comm_reserved, args.seed)
+    except ValueError as e:
+        raise InputError(f"--comm {comm} --comm-levels {args.comm_levels} --comm-reserved "
+                         f"{args.comm_reserved}: {e}") from None
+    return ScheduledContention(flow, policy)
 
 
 def write_links(out_dir, rows) -> None:

@@ -1,8 +1,7 @@
 """The paper experiments ``dlsched reproduce`` knows, by name.
 
 An experiment module registers an ``Experiment`` when imported; ``MODULES``
-lists the modules to import.  The Gandiva, Dally and CRUX issues add their
-module here (and drop their name from ``PLANNED``).
+lists the modules to import: one per paper (Crius, Gandiva, Dally, CRUX).
 """
 
 from __future__ import annotations
@@ -14,9 +13,8 @@ from typing import Callable
 
 from dlsched.errors import UnknownNameError
 
-MODULES = ["dlsched.experiments.crius", "dlsched.experiments.dally", "dlsched.experiments.gandiva"]
-# named by the project's issues but not built yet: reproduce says so instead of printing a table
-PLANNED = {"crux": "the CRUX communication scheduler"}
+MODULES = ["dlsched.experiments.crius", "dlsched.experiments.dally", "dlsched.experiments.gandiva",
+           "dlsched.experiments.crux"]
 
 
 @dataclass(frozen=True)
@@ -68,4 +66,4 @@ def get_experiment(name: str) -> Experiment:
     try:
         return _EXPERIMENTS[name]
     except KeyError:
-        raise UnknownNameError("experiment", name, {**_EXPERIMENTS, **PLANNED}) from None
+        raise UnknownNameError("experiment", name, _EXPERIMENTS) from None

@@ -53,4 +53,9 @@ def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> 
         "gpu_hours": float(sum(r.gpu_seconds for r in records) / 3600),
         "comm_share": (float(sum(r.comm_time for r in records) / sum(r.run_time for r in records))
                        if any(r.run_time for r in records) else 0.0),
+        # CRUX's metric (Cao et al., SIGCOMM '24, section 3): computation done over time, here GPU-seconds
+        # spent computing (not blocked on exposed communication) over the cluster's GPU-seconds
+        "gpu_compute_utilization": (float(sum(r.gpu_seconds * (1.0 - min(r.comm_time / r.run_time, 1.0)) for r in records if r.run_time > 0)
+                                          / (total_gpus * (horizon - submit0)))
+                                    if total_gpus and horizon > submit0 else 0.0),
     }

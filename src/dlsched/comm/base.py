@@ -1,0 +1,116 @@
+"""The communication-policy contract: what a policy sees and what it returns.
+
+A communication policy sits beside the job policy: the job policy decides which
+GPUs a job gets, the communication policy decides, for the jobs placed, which
+equal-cost path each of their flows takes and at which strict-priority level
+(0 is served first) they are sent.  ``CommPolicy.assign(view)`` is called every
+time a job starts, stops, moves or is re-planned (see ``scheduled.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class CommFlow:
+    """One flow of a job's all-reduce ring: its bytes per iteration and candidate paths (link ids)."""
+
+    nbytes: float
+    candidates: tuple[tuple[int, ...], ...]
+    chosen: int  # index of the candidate it takes now (ECMP's pick unless pinned)
+
+
+@dataclass(frozen=True)
+class CommJob:
+    """What a policy knows of one placed job, from its first iterations (its price alone)."""
+
+    job_id: str
+    gpus: int
+    iteration_s: float  # seconds per iteration alone
+    compute_s: float  # of which computation (not exposed communication)
+    comm_s: float  # solo network communication seconds per iteration (t_j)
+    start_s: float  # communication starts this far into the iteration (compute-communication overlap)
+    flows: tuple[CommFlow, ...]
+    arrival: int  # order in which the job was placed (stable tie-break)
+
+    @property
+    def network_bytes(self) -> float:
+        return sum(f.nbytes for f in self.flows)
+
+    @property
+    def intensity(self) -> float:
+        """GPU intensity I_j = W_j / t_j: computation per iteration (GPU-seconds) over communication time."""
+        return self.gpus * self.compute_s / self.comm_s if self.comm_s > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class CommView:
+    jobs: dict[str, CommJob]
+    capacity: tuple[float, ...]  # bytes/s of every link id
+    network_links: frozenset[int]  # links between switches and NICs (contention happens there)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    level: int = 0
+    paths: dict[int, int] | None = field(default=None)  # flow index -> candidate index; None: ECMP
+
+
+@runtime_checkable
+class CommPolicy(Protocol):
+    name: str
+
+    def assign(self, view: CommView) -> dict[str, Assignment]:
+        """Paths and priority levels for the placed jobs (jobs left out: ECMP, level 0)."""
+
+
+def shares_links(view: CommView, picks: dict[str, dict[int, int]] | None = None) -> dict[str, set[str]]:
+    """For every job, the other jobs its flows meet on a network link, under ``picks`` (flow index ->
+    candidate) where given, else under the flows' present paths."""
+    picks = picks or {}
+    on_link: dict[int, set[str]] = {}
+    for j in view.jobs.values():
+        mine = picks.get(j.job_id, {})
+        for i, f in enumerate(j.flows):
+            for l in f.candidates[mine.get(i, f.chosen)]:
+                if l in view.network_links:
+                    on_link.setdefault(l, set()).add(j.job_id)
+    out: dict[str, set[str]] = {j: set() for j in view.jobs}
+    for members in on_link.values():
+        if len(members) > 1:
+            for j in members:
+                out[j] |= members
+    for j in out:
+        out[j].discard(j)
+    return out
+
+
+def link_demand(view: CommView, job_id: str) -> dict[int, float]:
+    """Seconds each network link needs to carry the job's bytes of one iteration alone (bytes / capacity)."""
+    out: dict[int, float] = {}
+    for f in view.jobs[job_id].flows:
+        for l in f.candidates[f.chosen]:
+            if l in view.network_links:
+                out[l] = out.get(l, 0.0) + f.nbytes / view.capacity[l]
+    return out
+
+
+def usable_levels(levels: int, reserved: int) -> int:
+    """Hardware priority levels left for training traffic (some are reserved, e.g. for TCP or control)."""
+    if levels < 1 or reserved < 0 or reserved >= levels:
+        raise ValueError(f"comm levels={levels}, reserved={reserved}: need levels >= 1 and 0 <= reserved < levels")
+    return levels - reserved
+
+
+def bucket_levels(ranked: list[str], sizes: list[int], offset: int) -> dict[str, int]:
+    """Levels by rank: the first ``sizes[0]`` jobs on level ``offset``, the next ``sizes[1]`` one below, ..."""
+    out, i = {}, 0
+    for lv, size in enumerate(sizes):
+        for j in ranked[i:i + size]:
+            out[j] = offset + lv
+        i += size
+    for j in ranked[i:]:
+        out[j] = offset + len(sizes) - 1
+    return out

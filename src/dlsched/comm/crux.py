@@ -1,0 +1,81 @@
+"""CRUX (Cao et al., "Crux: GPU-Efficient Communication Scheduling for Deep Learning Training", SIGCOMM '24).
+
+Three steps, re-run on every job arrival, completion or reschedule:
+
+1. path selection (section 4.1): jobs from the most to the least GPU-intensive
+   (I_j = W_j / t_j, from the job's first iterations: here its price alone, which
+   is what a profiled first iteration measures) each put their flows on the
+   least-congested equal-cost path;
+2. priority assignment (section 4.2): P_j = k_j I_j, k_j from ``correction``;
+3. priority compression (section 4.3): the contention DAG cut into the usable
+   hardware levels by ``compression.compress`` (Algorithm 1, m random orders).
+
+Ablations as the paper names them: ``crux-ps`` (path selection only, every job on
+one level), ``crux-ps-pa`` (plus priorities; compressed without the DAG by
+cutting the P order into equal-size blocks, as the paper's ablation lacks the
+compression step), ``crux`` (all three).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlsched.comm.base import Assignment, CommView, bucket_levels, shares_links, usable_levels
+from dlsched.comm.compression import compress
+from dlsched.comm.correction import correction_factors
+from dlsched.comm.paths import least_congested
+
+
+def by_intensity(view: CommView):
+    return sorted(view.jobs.values(), key=lambda j: (-j.intensity, j.arrival, j.job_id))
+
+
+@dataclass
+class Crux:
+    name: str = "crux"
+    select_paths: bool = True
+    assign_priorities: bool = True
+    dag_compression: bool = True
+    levels: int = 8
+    reserved: int = 2
+    orders: int = 10  # m, the random topological orders of Algorithm 1
+    seed: int = 0
+
+    def priorities(self, view: CommView) -> dict[str, float]:
+        k = correction_factors(list(view.jobs.values()))
+        return {j.job_id: k[j.job_id] * j.intensity for j in view.jobs.values()}
+
+    def assign(self, view: CommView) -> dict[str, Assignment]:
+        usable = usable_levels(self.levels, self.reserved)
+        picks = least_congested(view, by_intensity(view)) if self.select_paths else {}
+        if not self.assign_priorities:
+            return {j: Assignment(self.reserved, picks.get(j)) for j in view.jobs}
+        P = self.priorities(view)
+        ranked = sorted(view.jobs, key=lambda j: (-P[j], view.jobs[j].arrival, j))
+        if self.dag_compression:
+            rank = {j: r for r, j in enumerate(ranked)}
+            meets = shares_links(view, picks)
+            edges = {}
+            for j, others in meets.items():
+                for o in others:
+                    if rank[j] < rank[o]:
+                        I = view.jobs[j].intensity
+                        edges[(rank[j], rank[o])] = I if I != float("inf") else 1e12
+            cut = compress(len(ranked), edges, usable, self.orders, self.seed)
+            levels = {j: self.reserved + cut[rank[j]] for j in ranked}
+        else:
+            per = -(-len(ranked) // usable) if ranked else 1
+            levels = bucket_levels(ranked, [per] * usable, self.reserved)
+        return {j: Assignment(levels[j], picks.get(j)) for j in view.jobs}
+
+
+def crux_ps(**kw) -> Crux:
+    return Crux(name="crux-ps", assign_priorities=False, dag_compression=False, **kw)
+
+
+def crux_ps_pa(**kw) -> Crux:
+    return Crux(name="crux-ps-pa", dag_compression=False, **kw)
+
+
+def crux_full(**kw) -> Crux:
+    return Crux(**kw)
