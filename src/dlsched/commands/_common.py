@@ -63,12 +63,20 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     add_engine_args(p)
 
 
-def add_comm_args(p: argparse.ArgumentParser) -> None:
+def comm_name(text: str) -> str:
+    """argparse type for ``--comm``: runs only when the flag is given, so start-up imports no policy."""
     from dlsched.comm.registry import COMM_POLICIES
 
-    p.add_argument("--comm", default=None, choices=COMM_POLICIES,
-                   help="communication policy choosing each job's paths and priority levels (docs/crux.md); "
-                        "implies --network flow (default: none, i.e. ECMP with no priorities)")
+    if text not in COMM_POLICIES:
+        raise argparse.ArgumentTypeError(f"unknown communication policy {text!r}; known: {', '.join(COMM_POLICIES)}")
+    return text
+
+
+def add_comm_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--comm", default=None, type=comm_name, metavar="NAME",
+                   help="communication policy choosing each job's paths and priority levels (docs/crux.md; "
+                        "`dlsched policies` lists them); implies --network flow (default: none, i.e. ECMP "
+                        "with no priorities)")
     p.add_argument("--comm-levels", type=positive_int, default=8, metavar="K",
                    help="hardware priority levels of the fabric (default 8)")
     p.add_argument("--comm-reserved", type=non_negative_int, default=2, metavar="N",

@@ -9,8 +9,7 @@ Three parts, each printing ours beside the paper's:
   communication policy with each job policy of ``JOB_POLICIES`` on a 2,048-GPU
   Clos (``experiments/crux/clos-2048.yaml``).
 
-``JOB_POLICIES`` is the one list of job policies the trace part runs; Gandiva and
-Dally join it with one line once they exist.
+``JOB_POLICIES`` is the one list of job policies the trace part runs.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import numpy as np
 from dlsched.experiments import crux_micro
 from dlsched.experiments.registry import Experiment, Headline, register
 
-JOB_POLICIES = ["fcfs"]  # + "gandiva", "dally" when those policies land (one line)
+JOB_POLICIES = ["fcfs", "gandiva", "dally"]
 COMM = ["ecmp", "crux-ps", "crux-ps-pa", "crux", "sincronia", "varys", "taccl", "cassini"]
 CLOS_SPEC = Path(__file__).resolve().parents[3] / "experiments" / "crux" / "clos-2048.yaml"
 
