@@ -76,6 +76,8 @@ class _GroupSim:
         for j, links in enumerate(job_links):
             for l, n in links:
                 self.members[l].append((j, n))
+        self.neighbours = [sorted({o for l, _ in links for o, _ in self.members[l]} - {j})
+                           for j, links in enumerate(job_links)]
         # a link counts as full from this much use: a job crossing it may be held by it
         self.full = [c * (1.0 - _SLACK) for c in capacity]
         self.usage = [0.0] * len(capacity)  # bytes/s the communicating jobs put on each link
@@ -183,8 +185,7 @@ class _GroupSim:
             return
         floor = (self.level[j], x * (1.0 - _SLACK))
         level, rate, active = self.level, self.rate, self.active
-        seeds = {o for l, _ in self.job_links[j] for o, _ in self.members[l]
-                 if o in active and (level[o], rate[o]) >= floor}
+        seeds = {o for o in self.neighbours[j] if o in active and (level[o], rate[o]) >= floor}
         if seeds:
             self._resolve_above(t, seeds, floor)
 
@@ -245,20 +246,20 @@ class _GroupSim:
 
     def _resolve_above(self, t: float, seeds: set[int], floor: tuple[int, float]) -> None:
         """Re-solve the jobs at or above ``floor`` (level, rate) connected to ``seeds`` through such jobs."""
-        active, level, rate, job_links, members = self.active, self.level, self.rate, self.job_links, self.members
+        active, level, rate, job_links, neighbours = self.active, self.level, self.rate, self.job_links, self.neighbours
+        lf, xf = floor
         seen = set(seeds)
         stack = list(seeds)
         while stack:
-            j = stack.pop()
-            for l, _ in job_links[j]:
-                for o, _ in members[l]:
-                    if o not in seen and o in active and (level[o], rate[o]) >= floor:
-                        seen.add(o)
-                        stack.append(o)
+            for o in neighbours[stack.pop()]:
+                if o not in seen and o in active and (level[o] > lf or (level[o] == lf and rate[o] >= xf)):
+                    seen.add(o)
+                    stack.append(o)
         comp = sorted(seen)
         links = {l for j in comp for l, _ in job_links[j]}
         room = list(self.capacity)
-        for l in links:  # what the jobs kept as they are leave on each link
+        members = self.members
+        for l in links:  # what the jobs kept as they are leave on each link (summed afresh: no drift)
             r = room[l]
             for o, n in members[l]:
                 if o in active and o not in seen:
