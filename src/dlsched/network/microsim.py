@@ -65,8 +65,10 @@ class _GroupSim:
     Each job has one pending event (its communication starts, its communication ends, or its
     iteration ends) in a heap, so an event costs the jobs it touches, not the whole group.  A
     communicating job's remaining bytes are brought up to date only when its speed changes.
-    Rates are kept equal to the max-min solution of the jobs communicating, and most events
-    need no solve at all (``_fits_alone``, ``_saturates``): a solve costs tens of times an event.
+    Rates are kept equal to the max-min solution of the jobs communicating: a start or stop
+    that provably moves nobody else's rate skips the solve (``_fits_alone``, ``_saturates``),
+    any other re-solves only the jobs it can reach (``_resolve_above``).  In a congested group
+    nearly every event is of the second kind, and those re-solves are most of the cost.
     """
 
     def __init__(self, compute, start, comm, job_links, capacity, cap, level):
