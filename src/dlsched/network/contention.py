@@ -94,7 +94,7 @@ class FlowContention:
 
         if plans not in ("adaptive", "none"):
             raise ValueError(f"plans must be 'adaptive' or 'none', not {plans!r}")
-        return cls(graph, seed, gpu_host, _optimum_plans(cluster) if plans == "adaptive" else None)
+        return cls(graph, seed, gpu_host, optimum_plans(cluster) if plans == "adaptive" else None)
 
     # ------------------------------------------------------------------ engine protocol
 
@@ -359,7 +359,7 @@ class FlowContention:
             self._util_dirty.add(l)
 
 
-def _optimum_plans(cluster):
+def optimum_plans(cluster):
     """(spec, model, GPU ids) -> the plan ``AdaptivePerfModel`` prices a large model at, else None."""
     from dlsched.perf.adaptive import shared_estimator
     from dlsched.workload.zoo_large import layer_traits
