@@ -171,6 +171,7 @@ class LiveService(GuardsMixin):
         if quantum is None:
             quantum = getattr(policy, "quantum_s", 2 * D.SLICE_QUANTUM_S) / 2
         self.turns = TurnKeeper(float(quantum))
+        self.store.set_meta("slice_quantum_s", repr(float(quantum)))  # the fidelity check simulates it
         self.core = ExecutionCore(self.cluster, policy, self.perf, EngineCosts(slice_quantum_s=float(quantum)),
                                   fluid=False, error=ServiceError)
         self.free = self.core.free
@@ -632,6 +633,8 @@ class LiveService(GuardsMixin):
         if seg is None:
             return
         seg.mode = job.allocation.mode
+        # a segment that ran in two modes measured neither: its iteration time is not a perf figure
+        self.store.put_segment(job.job_id, seg.number, mode=seg.mode if seg.state == "waiting" else "mixed")
         if seg.state in ("launching", "running"):
             refs = [self.slots[g].set_mode.remote(job.job_id, seg.number, seg.mode)
                     for g in seg.gpus if self.phys.holds(g, seg)]
@@ -727,7 +730,10 @@ class LiveService(GuardsMixin):
         back that long, as the simulator holds back progress; the engine's
         default restore cost is not added: live pays the real one.
         """
-        hold = a.cost_s if a.by_policy else 0.0
+        # a policy's own cost (Crius's re-planning) is held; one that only models the mechanisms live
+        # carries out for real (Gandiva's suspend/resume and migration times) would be paid twice
+        modelled = getattr(self.policy, "overhead_models_mechanisms", False)
+        hold = a.cost_s if a.by_policy and not modelled else 0.0
         mode = job.allocation.mode
         with self.store.tx():
             number = self._new_segment(job, a.gpus, a.kind, now, hold=hold, mode=mode)
@@ -747,7 +753,7 @@ class LiveService(GuardsMixin):
             # A time-sliced job's turns leave ready_at alone: to the policy (and in the simulator) it
             # runs from its placement on, its turns and their switches showing in its measured rate
             job.ready_at = now + hold + (self.mean_restore() or 1.0)
-        self.store.put_segment(job.job_id, number, kind=kind, gpus=gpus, placed_at=now, state="waiting")
+        self.store.put_segment(job.job_id, number, kind=kind, gpus=gpus, placed_at=now, state="waiting", mode=mode)
         self.store.update_job(job.job_id, segment=number)
         return number
 
@@ -846,9 +852,11 @@ class LiveService(GuardsMixin):
                 fields["iter_time"] = rank0["iter_time"]
                 fields["timed_iterations"] = rank0.get("timed_iterations", 0)
                 job = self.live.get(seg.job_id)
+                row = self.store.db.execute("SELECT mode FROM segments WHERE job_id=? AND segment=?",
+                                            (seg.job_id, seg.number)).fetchone()
                 if job is not None:
                     self.perf.observe(job.spec.model, len(seg.gpus), rank0["iter_time"],
-                                      rank0.get("timed_iterations", 0))
+                                      rank0.get("timed_iterations", 0), mode=row[0] if row else seg.mode)
         if seg.kind != "orphan":
             self.store.put_segment(seg.job_id, seg.number, **fields)
         self.store.event(now, seg.job_id, "segment-end", segment=seg.number, outcome=outcome)

@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS segments (
     iter_start INTEGER, iter_end INTEGER,
     iter_time REAL, timed_iterations INTEGER,
     state TEXT NOT NULL,                -- waiting|launching|running|stopping|finished|stopped|failed|abandoned
+    mode TEXT NOT NULL DEFAULT 'exclusive', -- sharing mode it ran in; 'mixed' if it changed while it ran
     PRIMARY KEY (job_id, segment)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -90,8 +91,9 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process crashes
         self.db.executescript(SCHEMA)  # idempotent (IF NOT EXISTS); runs outside any transaction
-        if "mode" not in {r[1] for r in self.db.execute("PRAGMA table_info(jobs)")}:  # a store from before sharing
-            self.db.execute("ALTER TABLE jobs ADD COLUMN mode TEXT NOT NULL DEFAULT 'exclusive'")
+        for table in ("jobs", "segments"):  # a store from before live GPU sharing
+            if "mode" not in {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}:
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN mode TEXT NOT NULL DEFAULT 'exclusive'")
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)", (repr(time.time()),))
         self.epoch = float(self.get_meta("epoch"))
         # called with (time, job_id, kind, detail) after every event: the service's live feedback
