@@ -167,3 +167,15 @@ def test_elastic_job_grows_when_idle_and_shrinks_when_a_job_arrives(ray_cluster,
     assert shrink["time"] - j_arrival < 0.5  # at once, in the decision that placed j
     j_start = next(e for e in st.events("start") if e["job_id"] == "j")
     assert set(j_start["detail"]["gpus"]) <= set(shrink["detail"]["from"])
+
+
+def test_fidelity_of_gandiva_against_the_simulator(packing_wins):
+    """The same run in the simulator (fluid time-slicing at the live quantum and switch cost,
+    packing at the measured packed/solo ratio) gives nearly the same average JCT."""
+    from dlsched.live.fidelity import compare
+
+    svc, _ = packing_wins
+    fid, sim = compare(svc.store, make_policy("gandiva", **OPTIONS))
+    print("\nfidelity (gandiva, gandiva_pack):", fid.line())
+    assert all(r.status == "finished" for r in sim.records)
+    assert fid.rel_error <= 0.10

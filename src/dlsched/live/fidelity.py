@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from dlsched.live.calibrated import from_segments
 from dlsched.live.jobfile import LiveJob
@@ -92,7 +93,8 @@ def compare(store: Store, policy: JobPolicy):
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from dlsched.commands.serve import _options
+    from dlsched.commands._common import policy_options
+    from dlsched.errors import DlschedError
     from dlsched.policies.registry import make_policy
 
     p = argparse.ArgumentParser(prog="python -m dlsched.live.fidelity", description=__doc__.split("\n")[0])
@@ -100,9 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy", default=None, help="policy to simulate (default: the live run's)")
     p.add_argument("--option", action="append", default=[], help="policy option KEY=VALUE")
     args = p.parse_args(argv)
+    if not (Path(args.state) / "state.sqlite").exists():
+        p.error(f"{args.state}: no live run's state here (state.sqlite is missing)")
     store = Store(args.state)
     name = args.policy or store.get_meta("policy") or "fcfs"
-    fid, _ = compare(store, make_policy(name, **_options(args.option)))
+    try:
+        fid, _ = compare(store, make_policy(name, **policy_options(args.option, [name])[name]))
+    except DlschedError as e:
+        p.error(str(e))
     print(fid.line())
     print("measured seconds per iteration:", json.dumps({k: round(v, 4) for k, v in fid.iter_times.items()}))
     return 0
