@@ -39,7 +39,7 @@ def add_parser(sub) -> None:
                         "(default 2)")
     p.add_argument("--slice-quantum", type=float, default=None, metavar="SECONDS",
                    help="time-sliced jobs take turns on their GPUs by this quantum, each switch a real "
-                        "suspend and resume (default: half the policy's quantum_s, else 30)")
+                        "suspend and resume (default: half the policy's quantum_s, else 60)")
     p.add_argument("--quiet", action="store_true",
                    help="do not print job starts, finishes, preemptions and faults as they happen")
     p.add_argument("--status-port", type=int, default=8470,

@@ -169,7 +169,7 @@ class LiveService(GuardsMixin):
         # is what the workers report (not fluid), and costs are paid for real, not modelled
         quantum = self.cfg.slice_quantum_s
         if quantum is None:
-            quantum = getattr(policy, "quantum_s", 2 * D.SLICE_QUANTUM_S) / 2
+            quantum = policy.quantum_s / 2 if hasattr(policy, "quantum_s") else D.SLICE_QUANTUM_S
         self.turns = TurnKeeper(float(quantum))
         self.store.set_meta("slice_quantum_s", repr(float(quantum)))  # the fidelity check simulates it
         self.core = ExecutionCore(self.cluster, policy, self.perf, EngineCosts(slice_quantum_s=float(quantum)),
