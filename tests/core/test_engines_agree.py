@@ -18,7 +18,7 @@ from dlsched.cluster import Cluster
 from dlsched.live.calibrated import MeasuredPerfModel
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.results import job_records
-from dlsched.live.service import LiveService, ServiceConfig, ServiceError
+from dlsched.live.service import LiveService, ServiceConfig
 from dlsched.live.store import Store
 from dlsched.policies.base import Allocation, Decision, JobPolicy, JobState
 from dlsched.sim import SimConfig, Simulator
@@ -141,11 +141,25 @@ def test_simulator_and_live_get_the_same_actions_and_records(cluster, tmp_path):
     assert res.records[0].done_iterations > 0  # the simulator's progress is computed, live's measured
 
 
-def test_live_refuses_shared_allocations_before_touching_its_state(cluster, tmp_path):
+def test_live_applies_shared_allocations_through_the_core(cluster, tmp_path):
+    """Live carries out packed and time-sliced allocations (docs/live-runtime.md, "Sharing GPUs"):
+    the core places them as in the simulator, and each becomes a segment of that mode, waiting to
+    launch (nothing reaches a worker here: the fake agent layer would fail)."""
     svc = fake_service(cluster, tmp_path, Script())
-    spec = specs()[1]
-    svc.core.submit(JobState(spec, 10, queued_since=0.0), 0.0)
-    packed = Decision(allocate={"b": Allocation.of([0], mode="packed")})
-    with pytest.raises(ServiceError, match="policy script asked to share GPUs \\(packed\\) for job\\(s\\) b"):
-        svc._apply(packed, 1.0)
-    assert svc.free.total_free == cluster.num_gpus and list(svc.core.queue) == ["b"]
+    b = JobSpec("b", 0.0, "resnet50", 1, 32, total_iterations=10**9)
+    d = JobSpec("d", 0.0, "resnet50", 1, 32, total_iterations=10**9)
+    for spec in (b, d):
+        svc.store.submit([LiveJob(spec, "/nonexistent/train.py")])
+        svc.store.update_job(spec.job_id, status="pending", arrival=0.0, queued_since=0.0)
+        svc.core.submit(JobState(spec, 10, queued_since=0.0), 0.0)
+    svc._apply(Decision(allocate={j: Allocation.of([0], mode="packed") for j in ("b", "d")}), 1.0)
+    assert svc.free.total_free == cluster.num_gpus - 1 and not svc.core.queue
+    assert {j: (s.gpus, s.mode, s.state) for j, s in svc.segs.items()} == \
+        {"b": ((0,), "packed", "waiting"), "d": ((0,), "packed", "waiting")}
+    rows = {r["job_id"]: r for r in svc.store.jobs()}
+    assert rows["b"]["mode"] == rows["d"]["mode"] == "packed"  # a restarted service adopts them packed
+    # unpacking flips the waiting segments to time-sliced; they stay placed
+    svc._apply(Decision(allocate={j: Allocation.of([0], mode="sliced") for j in ("b", "d")}), 2.0)
+    assert {s.mode for s in svc.segs.values()} == {"sliced"}
+    assert [e["job_id"] for e in svc.store.events("slice-in")] == ["b", "d"]  # the core names it so
+    assert not svc.phys

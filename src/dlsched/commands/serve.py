@@ -37,6 +37,9 @@ def add_parser(sub) -> None:
     p.add_argument("--restart-backoff", type=float, default=2.0, metavar="SECONDS",
                    help="wait before a failed job's n-th restart in a row: this x 2^(n-1), at most 60 s "
                         "(default 2)")
+    p.add_argument("--slice-quantum", type=float, default=None, metavar="SECONDS",
+                   help="time-sliced jobs take turns on their GPUs by this quantum, each switch a real "
+                        "suspend and resume (default: half the policy's quantum_s, else 60)")
     p.add_argument("--quiet", action="store_true",
                    help="do not print job starts, finishes, preemptions and faults as they happen")
     p.add_argument("--status-port", type=int, default=8470,
@@ -66,7 +69,8 @@ def _check_numbers(args) -> None:
     from dlsched.errors import InputError
 
     for flag, value, low in (("--max-time", args.max_time, 0.0), ("--tick", args.tick, 0.0),
-                             ("--restart-backoff", args.restart_backoff, -1e-12)):
+                             ("--restart-backoff", args.restart_backoff, -1e-12),
+                             ("--slice-quantum", args.slice_quantum, 0.0)):
         if value is not None and not value > low:  # also catches nan
             raise InputError(f"must be {'positive' if low == 0 else 'zero or more'}, got {value}", field=flag)
     if not 0 <= args.status_port <= 65535:
@@ -114,7 +118,7 @@ def run(args) -> int:
         cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
                             max_time_s=args.max_time, namespace=args.namespace,
                             stop_workers_on_exit=not args.keep_workers, max_restarts=args.max_restarts,
-                            restart_backoff_s=args.restart_backoff)
+                            restart_backoff_s=args.restart_backoff, slice_quantum_s=args.slice_quantum)
         service = LiveService(store, policy, cfg)
         import signal
 

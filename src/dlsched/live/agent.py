@@ -46,6 +46,8 @@ class SegmentControl:
         self.checkpoint = threading.Event()
         self._lock = threading.Lock()
         self._progress: dict = {}
+        # segments running on this worker's GPU beside this one (packing); the slot keeps it current
+        self.cotenants = 0
 
     def publish(self, **values) -> None:
         with self._lock:
@@ -86,13 +88,34 @@ class AgentContext:
             args=json.loads(e.get("DLSCHED_ARGS", "{}")))
 
 
-_current: AgentContext | None = None
+# per thread: a worker slot runs packed segments side by side, each script in its own thread
+_local = threading.local()
 
 
 def set_context(ctx: AgentContext | None) -> None:
-    """Called by the worker actor before it runs a script (one segment at a time per process)."""
-    global _current
-    _current = ctx
+    """Called by the worker actor in the segment's thread before it runs the script there."""
+    _local.ctx = ctx
+
+
+def _current() -> AgentContext | None:
+    return getattr(_local, "ctx", None)
+
+
+def _private_group(c: AgentContext, store: dist.TCPStore) -> dist.ProcessGroup:
+    """A gloo process group of this segment's own, not torch's process-wide default group.
+
+    Packed segments share a worker process, and torch allows one default
+    group per process, so every segment builds its own group and passes it to
+    DDP and its collectives explicitly.  (``ProcessGroup._register_backend`` is
+    torch's internal API, checked with torch 2.13; the live tests exercise it.)
+    """
+    timeout = timedelta(seconds=c.timeout_s)
+    prefixed = dist.PrefixStore(f"{c.job_id}/{c.segment}", store)
+    backend = dist.ProcessGroupGloo(prefixed, c.rank, c.world_size, timeout)
+    group = dist.ProcessGroup(prefixed, c.rank, c.world_size)
+    group._register_backend(torch.device("cpu"), dist.ProcessGroup.BackendType.GLOO, backend)
+    group._set_default_backend(dist.ProcessGroup.BackendType.GLOO)
+    return group
 
 
 def _rendezvous(c: AgentContext) -> dist.TCPStore:
@@ -125,12 +148,13 @@ def _unwrap(obj):
 
 class TrainingAgent:
     def __init__(self, context: AgentContext | None = None):
-        self.ctx = context or _current or AgentContext.from_env()
+        self.ctx = context or _current() or AgentContext.from_env()
         self.start_iteration = 0
         self.iteration = 0
         self.outcome: str | None = None
         self._tracked: dict = {}
-        self._distributed = False
+        self._group: dist.ProcessGroup | None = None
+        self._store: dist.TCPStore | None = None
 
     # ------------------------------------------------------------------ properties
 
@@ -160,22 +184,22 @@ class TrainingAgent:
     def __enter__(self) -> "TrainingAgent":
         c = self.ctx
         if c.world_size > 1:
-            dist.init_process_group("gloo", store=_rendezvous(c), rank=c.rank, world_size=c.world_size,
-                                    timeout=timedelta(seconds=c.timeout_s))
-            self._distributed = True
+            self._store = _rendezvous(c)  # kept: the group reaches its peers through it
+            self._group = _private_group(c, self._store)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        if self._distributed:
+        if self._group is not None:
             try:
                 if exc_type is None:
                     # leave together: a rank that tears the group down while its peer is still
                     # writing the checkpoint can leave that peer stuck in its own teardown
-                    dist.barrier()
-                dist.destroy_process_group()
+                    self._group.barrier().wait()
+                self._group.shutdown()
             except Exception:  # a failed peer can leave the group half-torn; the process lives on
                 pass
-            self._distributed = False
+            self._group = None
+            self._store = None
         if exc_type is None and self.outcome is None:
             self.outcome = "finished" if self.iteration >= self.ctx.total_iterations else "ended"
         elif exc_type is not None:
@@ -184,8 +208,8 @@ class TrainingAgent:
         return False
 
     def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
-        if self._distributed:
-            return torch.nn.parallel.DistributedDataParallel(model)
+        if self._group is not None:
+            return torch.nn.parallel.DistributedDataParallel(model, process_group=self._group)
         return model
 
     # ------------------------------------------------------------------ checkpoints
@@ -232,9 +256,11 @@ class TrainingAgent:
         """Stop / checkpoint flags agreed by all workers, so every rank stops at the same boundary."""
         ctl = self.ctx.control
         local = [int(ctl.stop.is_set()), int(ctl.checkpoint.is_set())]
-        if self._distributed:
+        if self._group is not None:
             t = torch.tensor(local, dtype=torch.int32)
-            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+            opts = dist.AllreduceOptions()
+            opts.reduceOp = dist.ReduceOp.MAX
+            self._group.allreduce([t], opts).wait()
             local = t.tolist()
         return bool(local[0]), bool(local[1])
 
@@ -243,11 +269,25 @@ class TrainingAgent:
         global-batch step (0 when the job does not set it)."""
         return float(self.args.get("step_time_s", 0.0)) * self.local_batch / self.batch_size
 
+    def packing_slowdown(self) -> float:
+        """How much longer an emulated step takes while other segments share this worker's GPU.
+
+        A fake GPU has no kernels to interfere, so a job states its packed
+        interference in ``args.packed_slowdown``: its step takes that many
+        times longer with any co-tenant (default 2.0, no gain from packing:
+        two jobs at half speed each).  Gandiva's introspection reads the
+        resulting *measured* rates; nothing here tells it the factor.
+        """
+        if not self.ctx.control.cotenants:
+            return 1.0
+        return max(1.0, float(self.args.get("packed_slowdown", 2.0)))
+
     def iterations(self, pace_s: float = 0.0) -> Iterator[int]:
         """Iteration numbers from the restored one to the total; returns early when asked to stop.
 
         ``pace_s`` holds each iteration's body to at least that long (sleeping for the rest),
-        so CPU examples can stand in for a GPU's step time: pass ``emulated_step_s()``.
+        so CPU examples can stand in for a GPU's step time: pass ``emulated_step_s()``.  While
+        the GPU is packed, the pace stretches by ``packing_slowdown()``.
         """
         c = self.ctx
         ctl = c.control
@@ -268,7 +308,8 @@ class TrainingAgent:
             began = time.perf_counter()
             yield it
             if pace_s:  # the rest of this step's emulated accelerator time
-                time.sleep(max(0.0, pace_s - (time.perf_counter() - began)))
+                pace = pace_s * self.packing_slowdown()
+                time.sleep(max(0.0, pace - (time.perf_counter() - began)))
             it += 1
             self.iteration = it
             now = time.time()

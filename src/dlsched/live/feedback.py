@@ -16,6 +16,10 @@ def _gpus(d: dict) -> str:
     return ",".join(map(str, d.get("gpus", [])))
 
 
+def _mode(d: dict) -> str:
+    return f" ({d['mode']})" if d.get("mode") else ""
+
+
 def _last_line(text: str) -> str:
     lines = [x for x in str(text).strip().splitlines() if x.strip()]
     return lines[-1].strip() if lines else ""
@@ -23,10 +27,15 @@ def _last_line(text: str) -> str:
 
 _FORMATS = {
     "submit": lambda d: "arrived",
-    "start": lambda d: f"starts on GPU(s) {_gpus(d)}",
-    "resume": lambda d: f"resumes on GPU(s) {_gpus(d)}",
-    "migrate": lambda d: f"migrates to GPU(s) {_gpus(d)}",
-    "resize": lambda d: f"resized to GPU(s) {_gpus(d)}",
+    "start": lambda d: f"starts on GPU(s) {_gpus(d)}{_mode(d)}",
+    "resume": lambda d: f"resumes on GPU(s) {_gpus(d)}{_mode(d)}",
+    "migrate": lambda d: f"migrates to GPU(s) {_gpus(d)}{_mode(d)}",
+    "resize": lambda d: f"resized to GPU(s) {_gpus(d)}{_mode(d)}",
+    "pack": lambda d: f"packed on GPU(s) {_gpus(d)}",
+    "unpack": lambda d: f"unpacked: GPU(s) {_gpus(d)} {d.get('mode')}",
+    "slice-in": lambda d: f"time-sliced on GPU(s) {_gpus(d)}",
+    "slice-out": lambda d: f"has GPU(s) {_gpus(d)} to itself again",
+    "slice-suspend": lambda d: f"turn over: suspended at iteration {d.get('iterations', 0):.0f}",
     "suspend": lambda d: f"preempted at iteration {d.get('iterations', 0):.0f}",
     "finish": lambda d: "finished",
     "drop": lambda d: f"dropped: {d.get('reason', '')}",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from dlsched.live.calibrated import from_segments
 from dlsched.live.jobfile import LiveJob
@@ -44,6 +45,24 @@ def _mean(xs: list[float], default: float) -> float:
     return sum(xs) / len(xs) if xs else default
 
 
+def _slice_costs(store: Store, segs: list[dict], restore: float) -> dict:
+    """The live run's time-slicing, for the simulator's fluid model: its quantum, and one switch as
+    paid live (a turn's stop, from the request to the segment's end, plus the next turn's restore,
+    from its launch to its first iteration)."""
+    from dlsched import defaults as D
+
+    quantum = store.get_meta("slice_quantum_s")
+    stops = {(e["job_id"], e["detail"]["segment"]): e["time"] for e in store.events("stop")
+             if e["detail"].get("why") == "turn over"}
+    stopping = [s["ended_at"] - stops[(s["job_id"], s["segment"])] for s in segs
+                if (s["job_id"], s["segment"]) in stops and s["ended_at"] is not None]
+    resuming = [s["ready_at"] - s["launched_at"] for s in segs
+                if s["kind"] == "slice-resume" and s["ready_at"] is not None and s["launched_at"] is not None]
+    return {"slice_quantum_s": float(quantum) if quantum else D.SLICE_QUANTUM_S,
+            "slice_switch_s": _mean(stopping, 0.0) + _mean(resuming, restore) if stopping or resuming
+            else D.SLICE_SWITCH_S}
+
+
 def compare(store: Store, policy: JobPolicy):
     """Simulate the live run's jobs; returns (Fidelity, SimResult)."""
     from dlsched.live import models  # noqa: F401  (zoo entries for the example models)
@@ -58,8 +77,11 @@ def compare(store: Store, policy: JobPolicy):
     perf = from_segments(cluster, segs, {j.job_id: j.model for j in jobs})
     ready = [s for s in segs if s["ready_at"] is not None]
     start = _mean([s["ready_at"] - s["placed_at"] for s in ready if s["kind"] == "start"], 0.0)
-    restore = _mean([s["ready_at"] - s["placed_at"] for s in ready if s["kind"] != "start"], start)
-    cfg = SimConfig(start_overhead_s=start, restore_base_s=restore, restore_s_per_gb=0.0)
+    # a time-sliced job's turn waits for its turn, so its placed_at says nothing of the restore
+    restore = _mean([s["ready_at"] - s["placed_at"] for s in ready if s["kind"] not in ("start", "slice-resume")],
+                    start)
+    cfg = SimConfig(start_overhead_s=start, restore_base_s=restore, restore_s_per_gb=0.0,
+                    **_slice_costs(store, segs, restore))
     result = Simulator(cluster, policy, jobs, perf=perf, config=cfg).run()
     live = [r.jct for r in job_records(store) if r.status == "finished"]
     sim = [r.jct for r in result.records if r.status == "finished"]
@@ -71,7 +93,8 @@ def compare(store: Store, policy: JobPolicy):
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from dlsched.commands.serve import _options
+    from dlsched.commands._common import policy_options
+    from dlsched.errors import DlschedError
     from dlsched.policies.registry import make_policy
 
     p = argparse.ArgumentParser(prog="python -m dlsched.live.fidelity", description=__doc__.split("\n")[0])
@@ -79,9 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy", default=None, help="policy to simulate (default: the live run's)")
     p.add_argument("--option", action="append", default=[], help="policy option KEY=VALUE")
     args = p.parse_args(argv)
+    if not (Path(args.state) / "state.sqlite").exists():
+        p.error(f"{args.state}: no live run's state here (state.sqlite is missing)")
     store = Store(args.state)
     name = args.policy or store.get_meta("policy") or "fcfs"
-    fid, _ = compare(store, make_policy(name, **_options(args.option)))
+    try:
+        fid, _ = compare(store, make_policy(name, **policy_options(args.option, [name])[name]))
+    except DlschedError as e:
+        p.error(str(e))
     print(fid.line())
     print("measured seconds per iteration:", json.dumps({k: round(v, 4) for k, v in fid.iter_times.items()}))
     return 0

@@ -151,7 +151,8 @@ class GuardsMixin:
 
     def _series_state(self) -> tuple[int, int, int]:
         running = [j for j in self.jobs.values() if j.status == JobStatus.RUNNING]
-        return (sum(len(j.allocation.gpus) for j in running), len(running),
+        busy = {g for j in running for g in j.allocation.gpus}  # a shared GPU is busy once
+        return (len(busy), len(running),
                 len(self.jobs) + len(self._held) - len(running))
 
     def _flush_series(self, now: float) -> None:

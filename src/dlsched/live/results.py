@@ -32,7 +32,7 @@ def job_state(live: LiveJob, row) -> JobState:
     status = _STATUS[row["status"]]
     running = status == JobStatus.RUNNING
     return JobState(live.spec, row["total_iterations"], done_iterations=row["done_iterations"], status=status,
-                    allocation=Allocation.of(json.loads(row["allocation"])) if running else None,
+                    allocation=Allocation.of(json.loads(row["allocation"]), mode=row["mode"]) if running else None,
                     updated_at=row["held_since"] if running else row["queued_since"],
                     first_start=row["first_start"], finish_time=row["finish_time"],
                     queued_since=row["queued_since"], queued_time=row["queued_time"], run_time=row["run_time"],

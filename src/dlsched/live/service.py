@@ -12,8 +12,12 @@ One loop, every ``tick_s``:
    core the simulator uses (``dlsched.core``: free map, job states, costs,
    accounting, records), and turn its actions into segment work;
 5. actuate: a placed segment launches only when every GPU it needs is
-   physically free and the job's previous segment has ended, so one GPU
-   never runs two jobs and one job never runs twice at once;
+   physically free (or, for a packed segment, holds only packed segments of
+   its current co-tenants) and the job's previous segment has ended, so one
+   GPU never runs two jobs unless they are packed on purpose, and one job
+   never runs twice at once.  Time-sliced jobs take turns (``slicing.py``):
+   each quantum the job whose turn ends is suspended at an iteration
+   boundary and the next resumes from its checkpoint;
 6. persist, sample the time series.
 
 Start/resume/migrate/resize costs are therefore not modelled but paid: the
@@ -37,16 +41,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dlsched import defaults as D
 from dlsched.core import Action, EngineCosts, ExecutionCore, RoundTimer
-from dlsched.core.actions import PLACEMENTS
+from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
 from dlsched.errors import DlschedError
 from dlsched.live.checkpoints import read_checkpoint_meta
 from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
 from dlsched.live.calibrated import MeasuredPerfModel
 from dlsched.live.guards import GuardsMixin
 from dlsched.live.jobfile import LiveJob
+from dlsched.live.occupancy import PhysicalMap
 from dlsched.live.raycluster import ClusterLayout, layout_from_ray
 from dlsched.live.results import job_state, write_live_results
+from dlsched.live.slicing import TurnKeeper
 from dlsched.live.store import Store
 from dlsched.policies.base import Decision, JobPolicy, JobState
 
@@ -78,6 +85,9 @@ class ServiceConfig:
     restart_backoff_s: float = 2.0  # wait before the n-th restart in a row: this x 2^(n-1), at most 60 s
     sample_s: float = 1.0  # the series' throughput is measured over windows of about this long
     heartbeat_s: float = 1.0  # how often the service writes its heartbeat to the store
+    # time-sliced jobs take turns by this quantum; None: half the policy's ``quantum_s`` (so
+    # Gandiva's profiling window spans a turn of each of two jobs), else the engine default
+    slice_quantum_s: float | None = None
 
 
 @dataclass
@@ -87,7 +97,7 @@ class Segment:
     job_id: str
     number: int
     gpus: tuple[int, ...]
-    kind: str  # start | resume | migrate | resize
+    kind: str  # start | resume | migrate | resize | replan | slice-resume (a time-sliced job's turn)
     placed_at: float
     state: str = "waiting"  # waiting | launching | running | stopping (then ended)
     launched_at: float | None = None
@@ -97,6 +107,7 @@ class Segment:
     not_before: float = 0.0  # a re-planning cost the policy charged holds the launch until then
     outcomes: dict = field(default_factory=dict)  # rank -> finished|stopped|failed|lost once it ended
     rank0: dict | None = None  # rank 0's last status reply (progress, times)
+    mode: str = "exclusive"  # the allocation's sharing mode: exclusive | packed | sliced
 
 
 def _lock(state_dir: Path):
@@ -156,15 +167,20 @@ class LiveService(GuardsMixin):
         policy = self.policy
         # the execution core the simulator uses: same diff, costs, accounting and records; progress
         # is what the workers report (not fluid), and costs are paid for real, not modelled
-        self.core = ExecutionCore(self.cluster, policy, self.perf, EngineCosts(), fluid=False,
-                                  error=ServiceError)
+        quantum = self.cfg.slice_quantum_s
+        if quantum is None:
+            quantum = policy.quantum_s / 2 if hasattr(policy, "quantum_s") else D.SLICE_QUANTUM_S
+        self.turns = TurnKeeper(float(quantum))
+        self.store.set_meta("slice_quantum_s", repr(float(quantum)))  # the fidelity check simulates it
+        self.core = ExecutionCore(self.cluster, policy, self.perf, EngineCosts(slice_quantum_s=float(quantum)),
+                                  fluid=False, error=ServiceError)
         self.free = self.core.free
         self.jobs: dict[str, JobState] = self.core.jobs
         self.rounds = RoundTimer(policy.period)
         self.live: dict[str, LiveJob] = {}
         self.segs: dict[str, Segment] = {}  # job -> its current segment (while placed)
         self.ending: dict[tuple[str, int], Segment] = {}  # segments told to stop / failed, still on GPUs
-        self.phys: dict[int, Segment] = {}  # GPU id -> segment whose process runs there
+        self.phys = PhysicalMap()  # GPU id -> segments whose processes run there
         self.lost: set[int] = set()
         self.unready: set[int] = set()  # slots restarting after their process died: not launchable yet
         self.slots: dict[int, object] = {}
@@ -257,28 +273,29 @@ class LiveService(GuardsMixin):
             seg_row = next(s for s in st.segments(job.job_id) if s["segment"] == row["segment"])
             seg = Segment(job.job_id, row["segment"], gpus, seg_row["kind"], seg_row["placed_at"],
                           iter_start=seg_row["iter_start"] or 0, launched_at=seg_row["launched_at"],
-                          ready_at=seg_row["ready_at"])
+                          ready_at=seg_row["ready_at"], mode=job.allocation.mode)
             self.segs[job.job_id] = seg
             if seg_row["state"] == "waiting" and not any(g in self.lost for g in gpus):
                 continue  # never launched: actuate will launch it
-            seen = [statuses.get(g) or {} for g in gpus]
-            mine = [s for s in seen if s.get("job_id") == job.job_id and s.get("segment") == seg.number]
+            seen = [_record(statuses.get(g), seg) or {} for g in gpus]
+            mine = [s for s in seen if s]
             if len(mine) == len(gpus) and all(s["state"] in ("running", "finished") for s in mine):
                 seg.state = "running" if seg.ready_at is not None else "launching"
                 for g in gpus:
-                    self.phys[g] = seg
+                    self.phys.add(g, seg)
                 adopted.add((job.job_id, seg.number))
                 st.event(now, job.job_id, "adopt", segment=seg.number)
             else:  # launched before the crash and gone (or partly gone) since: back to the queue
                 seg.state = "launching"
                 for g, s in zip(gpus, seen):
-                    if s.get("job_id") == job.job_id and s.get("segment") == seg.number and s["state"] == "running":
-                        self.phys[g] = seg
+                    if s.get("state") == "running":
+                        self.phys.add(g, seg)
                 self._fault(job, now, "lost while the scheduler was down")
         # anything still running that is not an adopted current segment must stop
         for g, s in statuses.items():
-            if (s.get("job_id"), s.get("segment")) not in adopted and g not in self.phys:
-                self._adopt_orphan(g, s, now)
+            for rec in s.get("segments", ()):
+                if (rec["job_id"], rec["segment"]) not in adopted:
+                    self._adopt_orphan(g, rec, now)
         for g in sorted(self.lost):
             self.free.allocate([g])  # a GPU on a dead node is held forever by "nobody"
         self.policy.reset()
@@ -289,16 +306,21 @@ class LiveService(GuardsMixin):
                  adopted=len(adopted), lost_gpus=len(self.lost))
 
     def _adopt_orphan(self, g: int, status: dict, now: float) -> None:
-        """A slot runs a segment no job owns now: stop it and keep its GPU busy until it ends."""
+        """A slot runs a segment no job owns now: stop it and keep its GPU busy until it ends.
+
+        ``status`` is one of the slot's segment records.
+        """
         if status.get("state") != "running":
             return
         key = (status["job_id"], status["segment"])
+        if any((s.job_id, s.number) == key for s in self.phys.on(g)):
+            return  # already known to run here
         seg = self.ending.get(key)
         if seg is None:
             seg = Segment(key[0], key[1], (), "orphan", now, state="stopping")
             self.ending[key] = seg
         seg.gpus = tuple(sorted({*seg.gpus, g}))
-        self.phys[g] = seg
+        self.phys.add(g, seg)
         self.slots[g].stop.remote(*key)
         seg.stop_sent_at = now
         self.store.event(now, key[0], "stop-orphan", segment=key[1], gpu=g)
@@ -428,7 +450,7 @@ class LiveService(GuardsMixin):
         refs = {}
         for seg in launched:
             for g in seg.gpus:
-                if g not in self.lost and g in self.phys and self.phys[g] is seg:
+                if g not in self.lost and self.phys.holds(g, seg):
                     refs[g] = self.slots[g].status.remote()
         for g in self.unready - self.lost:
             refs.setdefault(g, self.slots[g].status.remote())
@@ -443,7 +465,8 @@ class LiveService(GuardsMixin):
             elif r is not None and not r.get("dead") and g not in self.phys:
                 self.unready.discard(g)  # back, as a fresh process
                 self.incarnation[g] = r["incarnation"]
-                self._adopt_orphan(g, r, now)
+                for rec in r.get("segments", ()):
+                    self._adopt_orphan(g, rec, now)
 
     def _rank_gone(self, g: int, reply: dict, seg: Segment) -> str | None:
         """Why this rank no longer runs the segment ('finished', 'stopped', 'failed', 'lost'), or None."""
@@ -453,11 +476,12 @@ class LiveService(GuardsMixin):
         if reply["incarnation"] != self.incarnation.get(g):
             self.incarnation[g] = reply["incarnation"]
             return "lost"
-        if reply.get("job_id") != seg.job_id or reply.get("segment") != seg.number:
+        rec = _record(reply, seg)
+        if rec is None:
             return "lost"
-        if reply["state"] == "running":
+        if rec["state"] == "running":
             return None
-        return reply["state"]
+        return rec["state"]
 
     def _poll_segment(self, seg: Segment, replies: dict, now: float) -> None:
         st = self.store
@@ -468,17 +492,18 @@ class LiveService(GuardsMixin):
                 seg.outcomes[rank] = "lost"
                 continue
             reply = replies.get(g)
-            if reply is None or self.phys.get(g) is not seg:
+            if reply is None or not self.phys.holds(g, seg):
                 continue
             why = self._rank_gone(g, reply, seg)
+            rec = _record(reply, seg) or {}
             if rank == 0 and not reply.get("dead") and why != "lost":
-                seg.rank0 = reply
-                self._count_progress(seg, reply)
+                seg.rank0 = rec
+                self._count_progress(seg, rec)
             if why is not None:
                 seg.outcomes[rank] = why
-                del self.phys[g]
-                if why == "failed" and reply.get("error"):
-                    st.event(now, seg.job_id, "worker-error", segment=seg.number, gpu=g, error=reply["error"])
+                self.phys.remove(g, seg)
+                if why == "failed" and rec.get("error"):
+                    st.event(now, seg.job_id, "worker-error", segment=seg.number, gpu=g, error=rec["error"])
         outcomes = [seg.outcomes.get(r) for r in range(len(seg.gpus))]
         current = self.segs.get(seg.job_id) is seg
         job = self.jobs.get(seg.job_id)
@@ -499,13 +524,13 @@ class LiveService(GuardsMixin):
                     and now - seg.launched_at > self.cfg.launch_timeout_s:
                 self._fault(job, now, "no first iteration within the launch timeout")
             return
-        if all(self.phys.get(g) is not seg for g in seg.gpus):
+        if not any(self.phys.holds(g, seg) for g in seg.gpus):
             decided = [o for o in outcomes if o]
             outcome = ("failed" if bad else decided[0]) if decided else "ended"
             self._end_segment(seg, now, outcome, rank0)
         elif seg.stop_sent_at is not None and now - seg.stop_sent_at > self.cfg.stop_timeout_s:
             for g in seg.gpus:  # hung (e.g. waiting on a dead peer): restart the worker process
-                if self.phys.get(g) is seg:
+                if self.phys.holds(g, seg):
                     self.ray.kill(self.slots[g], no_restart=False)
                     self.unready.add(g)
             seg.stop_sent_at = now
@@ -516,7 +541,8 @@ class LiveService(GuardsMixin):
         if seg.state == "launching" and r.get("ready_wall"):
             seg.state = "running"
             seg.ready_at = min(now, r["ready_wall"] - st.epoch)
-            job.ready_at = seg.ready_at
+            if seg.kind != "slice-resume":
+                job.ready_at = seg.ready_at
             if seg.kind != "start":
                 self._restore_times.append(seg.ready_at - seg.placed_at)
             st.put_segment(job.job_id, seg.number, state="running", ready_at=seg.ready_at)
@@ -543,13 +569,13 @@ class LiveService(GuardsMixin):
         self.store.event(now, None, "node-lost", nodes=[n[:12] for n in nodes], gpus=newly)
         self.lost.update(newly)
         for g in newly:
-            self.phys.pop(g, None)
+            self.phys.clear(g)
             self.unready.discard(g)
         for job in list(self.jobs.values()):
             if job.allocation is not None and set(job.allocation.gpus) & set(newly):
                 self._fault(job, now, "node lost")
         for key, seg in list(self.ending.items()):
-            if all(self.phys.get(g) is not seg for g in seg.gpus):
+            if not any(self.phys.holds(g, seg) for g in seg.gpus):
                 self._end_segment(seg, now, "lost", None)
         self.free.allocate(newly)
         self._dirty = True
@@ -578,12 +604,6 @@ class LiveService(GuardsMixin):
             self._wakeup = d.wakeup if self._wakeup is None else min(self._wakeup, d.wakeup)
         if not d:
             return
-        shared = sorted(j for j, a in d.allocate.items() if a.mode != "exclusive")
-        if shared:
-            raise ServiceError(
-                f"policy {self.policy.name} asked to share GPUs ({d.allocate[shared[0]].mode}) for job(s) "
-                f"{', '.join(shared[:5])}: a live GPU slot runs one job segment at a time (live/worker.py), "
-                f"so packed and time-sliced allocations run in the simulator only (docs/live-runtime.md)")
         before = dict(self.jobs)  # dropped jobs leave the core's active set
         for a in self.core.apply(d, now):
             job = before[a.job_id]
@@ -598,7 +618,56 @@ class LiveService(GuardsMixin):
                 if a.old_gpus:
                     self._retire_segment(job, now, "moved")
                 self._place(job, a, now)
-            # "rate": live rates are measured; mode flips are refused in _place before they happen
+            elif a.kind in MODE_FLIPS:
+                self._flip(job, a, now)
+            # "rate": live rates are measured, not priced
+
+    def _flip(self, job: JobState, a: Action, now: float) -> None:
+        """Same GPUs, new sharing mode (pack, unpack, slice-in, slice-out): the segment carries on.
+
+        The slots hear of it before anything else launches there, so a packed
+        newcomer is accepted beside it only once it is packed too.  Whether a
+        time-sliced job runs now is the turn keeper's call (``_take_turns``).
+        """
+        seg = self.segs.get(job.job_id)
+        if seg is None:
+            return
+        seg.mode = job.allocation.mode
+        # a segment that ran in two modes measured neither: its iteration time is not a perf figure
+        self.store.put_segment(job.job_id, seg.number, mode=seg.mode if seg.state == "waiting" else "mixed")
+        if seg.state in ("launching", "running"):
+            refs = [self.slots[g].set_mode.remote(job.job_id, seg.number, seg.mode)
+                    for g in seg.gpus if self.phys.holds(g, seg)]
+            self._collect(dict(enumerate(refs)), timeout=10.0)
+        self.store.update_job(job.job_id, mode=seg.mode)
+        self.store.event(now, job.job_id, a.kind, segment=seg.number, gpus=list(a.gpus), mode=seg.mode)
+
+    def _take_turns(self, now: float) -> None:
+        """Time-sliced jobs alternate on their GPUs: suspend those whose turn ended, queue the others'.
+
+        A job off turn has its running segment stopped at an iteration boundary
+        (with a checkpoint) and a new segment waiting; ``_actuate`` launches
+        that one when its turn comes and the GPUs are free, restoring from the
+        checkpoint.  The job stays placed all along: to the policy and the core
+        it runs, time-sliced, as in the simulator.
+        """
+        sliced = {jid: seg.gpus for jid, seg in self.segs.items() if seg.mode == "sliced"}
+        if not sliced and not self.turns.began:
+            return
+        order = {jid: (self.jobs[jid].spec.submit_time,) for jid in sliced if jid in self.jobs}
+        on_turn = self.turns.update(sliced, order, now)
+        for jid in sorted(set(sliced) - on_turn):
+            seg = self.segs[jid]
+            if seg.state not in ("launching", "running"):
+                continue
+            job = self.jobs[jid]
+            self.core.settle(job, now)
+            job.rate = 0.0  # off turn it makes no progress (the view must not extrapolate any)
+            with self.store.tx():
+                self._retire_segment(job, now, "turn over")
+                self._new_segment(job, seg.gpus, "slice-resume", now, mode="sliced")
+                self.store.event(now, jid, "slice-suspend", segment=seg.number,
+                                 iterations=job.done_iterations)
 
     def _retire_segment(self, job: JobState, now: float, why: str) -> None:
         """The job's current segment stops being current: tell its workers to stop."""
@@ -612,7 +681,7 @@ class LiveService(GuardsMixin):
         seg.stop_sent_at = now
         self.ending[(seg.job_id, seg.number)] = seg
         for g in seg.gpus:
-            if self.phys.get(g) is seg:
+            if self.phys.holds(g, seg):
                 self.slots[g].stop.remote(seg.job_id, seg.number)
         self.store.put_segment(job.job_id, seg.number, state="stopping")
         self.store.event(now, job.job_id, "stop", segment=seg.number, why=why)
@@ -661,17 +730,32 @@ class LiveService(GuardsMixin):
         back that long, as the simulator holds back progress; the engine's
         default restore cost is not added: live pays the real one.
         """
-        number = self._next_segment_number(job.job_id)
-        hold = a.cost_s if a.by_policy else 0.0
-        seg = Segment(job.job_id, number, a.gpus, a.kind, now, not_before=now + hold)
-        self.segs[job.job_id] = seg
-        # until the first iteration is seen, the rate is the measured perf model's (set by the core)
-        job.ready_at = now + hold + (self.mean_restore() or 1.0)
+        # a policy's own cost (Crius's re-planning) is held; one that only models the mechanisms live
+        # carries out for real (Gandiva's suspend/resume and migration times) would be paid twice
+        modelled = getattr(self.policy, "overhead_models_mechanisms", False)
+        hold = a.cost_s if a.by_policy and not modelled else 0.0
+        mode = job.allocation.mode
         with self.store.tx():
-            self.store.put_segment(job.job_id, number, kind=a.kind, gpus=a.gpus, placed_at=now, state="waiting")
-            self._persist(job, now, status="running", allocation=a.gpus, segment=number, held_since=now)
+            number = self._new_segment(job, a.gpus, a.kind, now, hold=hold, mode=mode)
+            self._persist(job, now, status="running", allocation=a.gpus, mode=mode, segment=number,
+                          held_since=now)
             self.store.event(now, job.job_id, a.kind, segment=number, gpus=list(a.gpus), cost_s=a.cost_s,
+                             **({"mode": mode} if mode != "exclusive" else {}),
                              **({"from": list(a.old_gpus)} if a.old_gpus else {}))
+
+    def _new_segment(self, job: JobState, gpus: tuple[int, ...], kind: str, now: float, *, hold: float = 0.0,
+                     mode: str = "exclusive") -> int:
+        """A waiting segment becomes the job's current one; returns its number."""
+        number = self._next_segment_number(job.job_id)
+        self.segs[job.job_id] = Segment(job.job_id, number, gpus, kind, now, not_before=now + hold, mode=mode)
+        if kind != "slice-resume":
+            # until the first iteration is seen, the rate is the measured perf model's (set by the core).
+            # A time-sliced job's turns leave ready_at alone: to the policy (and in the simulator) it
+            # runs from its placement on, its turns and their switches showing in its measured rate
+            job.ready_at = now + hold + (self.mean_restore() or 1.0)
+        self.store.put_segment(job.job_id, number, kind=kind, gpus=gpus, placed_at=now, state="waiting", mode=mode)
+        self.store.update_job(job.job_id, segment=number)
+        return number
 
     def _next_segment_number(self, job_id: str) -> int:
         row = self.store.db.execute("SELECT MAX(segment) FROM segments WHERE job_id=?", (job_id,)).fetchone()
@@ -689,10 +773,18 @@ class LiveService(GuardsMixin):
         return self.store.checkpoint_root / job_id
 
     def _actuate(self, now: float) -> None:
+        self._take_turns(now)
+
+        def current(s: Segment) -> bool:
+            return self.segs.get(s.job_id) is s
+
         for seg in list(self.segs.values()):
             if seg.state != "waiting" or now < seg.not_before:
                 continue
-            if any(g in self.phys or g in self.lost or g in self.unready for g in seg.gpus):
+            if seg.mode == "sliced" and seg.job_id not in self.turns.began:
+                continue  # time-sliced: waits for its turn
+            if any(g in self.lost or g in self.unready or not self.phys.can_join(g, seg, current)
+                   for g in seg.gpus):
                 continue  # a previous occupant has not stopped yet, or the worker is restarting
             if any(k[0] == seg.job_id for k in self.ending):
                 continue  # this job's previous segment still runs: never run it twice
@@ -721,12 +813,12 @@ class LiveService(GuardsMixin):
                 "total_iterations": job.total_iterations, "batch_size": job.spec.batch_size,
                 "checkpoint_dir": str(self._ckpt_dir(job.job_id)), "checkpoint_every": live.checkpoint_every,
                 "master_addr": addr, "master_port": port, "timeout_s": self.cfg.collective_timeout_s,
-                "args": live.args, "script": live.script,
+                "args": live.args, "script": live.script, "mode": seg.mode,
                 # a start that reaches its slot after we stopped waiting for it must not run
                 "start_by": time.time() + _START_WAIT_S}
         refs = {}
         for rank, g in enumerate(seg.gpus):
-            self.phys[g] = seg
+            self.phys.add(g, seg)
             refs[g] = self.slots[g].start.remote({**base, "rank": rank})
         replies = self._collect(refs, timeout=_START_WAIT_S + 1.0)
         for g, r in replies.items():
@@ -740,8 +832,7 @@ class LiveService(GuardsMixin):
                 r = replies.get(g)
                 if r is None:
                     continue  # no answer: it may run the segment; polling tells, and it is stopped
-                if self.phys.get(g) is seg:
-                    del self.phys[g]
+                self.phys.remove(g, seg)
                 if r.get("dead"):
                     self.unready.add(g)
                 elif r.get("running"):  # something we lost track of runs there: stop it first
@@ -761,9 +852,11 @@ class LiveService(GuardsMixin):
                 fields["iter_time"] = rank0["iter_time"]
                 fields["timed_iterations"] = rank0.get("timed_iterations", 0)
                 job = self.live.get(seg.job_id)
+                row = self.store.db.execute("SELECT mode FROM segments WHERE job_id=? AND segment=?",
+                                            (seg.job_id, seg.number)).fetchone()
                 if job is not None:
                     self.perf.observe(job.spec.model, len(seg.gpus), rank0["iter_time"],
-                                      rank0.get("timed_iterations", 0))
+                                      rank0.get("timed_iterations", 0), mode=row[0] if row else seg.mode)
         if seg.kind != "orphan":
             self.store.put_segment(seg.job_id, seg.number, **fields)
         self.store.event(now, seg.job_id, "segment-end", segment=seg.number, outcome=outcome)
@@ -775,6 +868,14 @@ class LiveService(GuardsMixin):
         for row in self.meter.sample(now, self._series_state()):
             self.store.series_sample(*row)
         self.meter.forget({(s.job_id, s.number) for s in self.segs.values()} | set(self.ending))
+
+
+def _record(reply: dict | None, seg: Segment) -> dict | None:
+    """A slot's status record of this segment (a slot lists every segment it runs or recently ran)."""
+    if not reply or reply.get("dead"):
+        return None
+    return next((r for r in reply.get("segments", ())
+                 if r["job_id"] == seg.job_id and r["segment"] == seg.number), None)
 
 
 def connect(address: str | None, namespace: str = "dlsched") -> None:

@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     done_iterations REAL NOT NULL DEFAULT 0,
     checkpoint_iteration INTEGER NOT NULL DEFAULT 0,
     allocation TEXT,                    -- JSON list of GPU ids while placed
+    mode TEXT NOT NULL DEFAULT 'exclusive', -- the allocation's sharing mode: exclusive|packed|sliced
     segment INTEGER NOT NULL DEFAULT 0, -- the latest segment number
     first_start REAL, finish_time REAL,
     queued_since REAL NOT NULL DEFAULT 0, queued_time REAL NOT NULL DEFAULT 0,
@@ -48,12 +49,13 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE TABLE IF NOT EXISTS segments (
     job_id TEXT NOT NULL, segment INTEGER NOT NULL,
-    kind TEXT NOT NULL,                 -- start|resume|migrate|resize
+    kind TEXT NOT NULL,                 -- start|resume|migrate|resize|replan|slice-resume
     gpus TEXT NOT NULL,
     placed_at REAL NOT NULL, launched_at REAL, ready_at REAL, ended_at REAL,
     iter_start INTEGER, iter_end INTEGER,
     iter_time REAL, timed_iterations INTEGER,
     state TEXT NOT NULL,                -- waiting|launching|running|stopping|finished|stopped|failed|abandoned
+    mode TEXT NOT NULL DEFAULT 'exclusive', -- sharing mode it ran in; 'mixed' if it changed while it ran
     PRIMARY KEY (job_id, segment)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -89,6 +91,9 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across process crashes
         self.db.executescript(SCHEMA)  # idempotent (IF NOT EXISTS); runs outside any transaction
+        for table in ("jobs", "segments"):  # a store from before live GPU sharing
+            if "mode" not in {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}:
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN mode TEXT NOT NULL DEFAULT 'exclusive'")
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('epoch', ?)", (repr(time.time()),))
         self.epoch = float(self.get_meta("epoch"))
         # called with (time, job_id, kind, detail) after every event: the service's live feedback

@@ -1,4 +1,4 @@
-"""The worker actor: one per (fake) GPU, running one job segment at a time.
+"""The worker actor: one per (fake) GPU, running the job segments the scheduler places there.
 
 A ``GpuSlot`` is a detached, named Ray actor pinned to its node and holding
 one Ray GPU, so Ray's own accounting agrees with the scheduler's GPU ids.
@@ -8,7 +8,12 @@ new ``incarnation`` tells the scheduler that whatever ran there is gone.
 
 A segment is one stretch of a job on a fixed set of GPUs: the slot runs the
 job's script in a background thread with the agent's context set, so the
-actor keeps answering ``status``/``stop`` while training runs.
+actor keeps answering ``status``/``stop`` while training runs.  A slot runs
+one segment at a time, except that packed segments (``mode`` "packed", the
+scheduler's ``Allocation.mode``) run side by side, each in its own thread:
+a second segment is accepted only when it and everything running are packed
+members of this GPU.  Time-sliced segments take turns (the scheduler stops
+one before it starts the next), so to the slot they are one at a time.
 """
 
 from __future__ import annotations
@@ -21,8 +26,27 @@ import threading
 import time
 import traceback
 import uuid
+from dataclasses import dataclass
 
 import ray
+
+
+_KEEP_ENDED = 16  # ended segments remembered, so the scheduler's next poll still sees how each ended
+
+
+@dataclass
+class _Run:
+    """One segment on this slot: what was asked, its control flags, how it is doing."""
+
+    seg: dict
+    control: object
+    mode: str = "exclusive"  # exclusive | packed | sliced (the scheduler's Allocation.mode)
+    state: str = "running"  # running | finished | stopped | failed
+    error: str = ""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.seg["job_id"], self.seg["segment"]
 
 
 class GpuSlot:
@@ -35,11 +59,7 @@ class GpuSlot:
         self.gpu_id = gpu_id
         self.incarnation = uuid.uuid4().hex
         self._lock = threading.Lock()
-        self._seg: dict | None = None  # what runs (or last ran) here
-        self._control = None
-        self._state = "idle"  # idle | running | finished | stopped | failed
-        self._error = ""
-        self._thread: threading.Thread | None = None
+        self._runs: dict[tuple[str, int], _Run] = {}  # running, then the last few ended, oldest first
         # stops that reached us before their segment's start (the actor serves calls
         # concurrently): a start for one of these must not run it
         self._stopped_early: set[tuple[str, int]] = set()
@@ -57,48 +77,69 @@ class GpuSlot:
             return s.getsockname()[1]
 
     def status(self) -> dict:
+        """Every segment this slot runs or recently ran, with its progress.
+
+        ``state`` is "running" while any segment runs, else the last one's end
+        (or "idle"): a summary for people; the scheduler reads ``segments``.
+        """
         with self._lock:
-            out = {"incarnation": self.incarnation, "pid": os.getpid(), "state": self._state,
-                   "error": self._error}
-            if self._seg is not None:
-                out.update(job_id=self._seg["job_id"], segment=self._seg["segment"], rank=self._seg["rank"])
-            if self._control is not None:
-                out.update(self._control.progress())
-            return out
+            segs = [{"job_id": r.seg["job_id"], "segment": r.seg["segment"], "rank": r.seg["rank"],
+                     "mode": r.mode, "state": r.state, "error": r.error, **r.control.progress()}
+                    for r in self._runs.values()]
+        running = [x for x in segs if x["state"] == "running"]
+        state = "running" if running else (segs[-1]["state"] if segs else "idle")
+        return {"incarnation": self.incarnation, "pid": os.getpid(), "state": state, "segments": segs}
+
+    def _running(self) -> list[_Run]:
+        return [r for r in self._runs.values() if r.state == "running"]
 
     # ------------------------------------------------------------------ commands
 
     def start(self, seg: dict) -> dict:
-        """Run a segment: seg has job_id, segment, rank, world_size, script, and the agent's settings."""
+        """Run a segment: seg has job_id, segment, rank, world_size, script, mode, and the agent's settings."""
         from dlsched.live.agent import AgentContext, SegmentControl
 
+        key = (seg["job_id"], seg["segment"])
+        mode = seg.get("mode", "exclusive")
         with self._lock:
             if seg.get("start_by") is not None and time.time() > seg["start_by"]:
                 # the scheduler stopped waiting for this call and counts the segment as not started
                 return {"ok": False, "incarnation": self.incarnation, "why": "start arrived too late"}
-            if (seg["job_id"], seg["segment"]) in self._stopped_early:
-                self._stopped_early.discard((seg["job_id"], seg["segment"]))
+            if key in self._stopped_early:
+                self._stopped_early.discard(key)
                 return {"ok": False, "incarnation": self.incarnation, "why": "stopped before it started"}
-            if self._state == "running":
-                # never two jobs on one slot: the scheduler must wait for the old segment to end
-                return {"ok": False, "incarnation": self.incarnation,
-                        "running": [self._seg["job_id"], self._seg["segment"]],
-                        "why": f"busy with {self._seg['job_id']}#{self._seg['segment']}"}
-            self._control = SegmentControl()
-            self._seg = dict(seg)
-            self._state = "running"
-            self._error = ""
+            running = self._running()
+            if running and not (mode == "packed" and all(r.mode == "packed" for r in running)):
+                # never two jobs on one slot unless all are packed on purpose: the scheduler must
+                # wait for the old segment to end
+                r = running[0]
+                return {"ok": False, "incarnation": self.incarnation, "running": list(r.key),
+                        "why": f"busy with {r.key[0]}#{r.key[1]} ({r.mode}); asked for a {mode} segment"}
+            control = SegmentControl()
+            run = _Run(dict(seg), control, mode)
+            self._runs.pop(key, None)
+            self._runs[key] = run
+            self._forget_ended()
+            self._count_cotenants()
             ctx = AgentContext(job_id=seg["job_id"], segment=seg["segment"], rank=seg["rank"],
                                world_size=seg["world_size"], total_iterations=seg["total_iterations"],
                                batch_size=seg["batch_size"], checkpoint_dir=seg["checkpoint_dir"],
                                checkpoint_every=seg["checkpoint_every"], master_addr=seg["master_addr"],
                                master_port=seg["master_port"], timeout_s=seg.get("timeout_s", 60.0),
-                               args=seg.get("args", {}), control=self._control)
-            self._control.publish(launch_wall=time.time())
-            self._thread = threading.Thread(target=self._run, args=(seg["script"], ctx), daemon=True,
-                                            name=f"seg-{seg['job_id']}-{seg['segment']}")
-            self._thread.start()
+                               args=seg.get("args", {}), control=control)
+            control.publish(launch_wall=time.time())
+            threading.Thread(target=self._run, args=(run, seg["script"], ctx), daemon=True,
+                             name=f"seg-{seg['job_id']}-{seg['segment']}").start()
         return {"ok": True, "incarnation": self.incarnation}
+
+    def set_mode(self, job_id: str, segment: int, mode: str) -> bool:
+        """The scheduler changed a running segment's sharing mode (pack, unpack, slice-in/out)."""
+        with self._lock:
+            run = self._runs.get((job_id, segment))
+            if run is None or run.state != "running":
+                return False
+            run.mode = mode
+            return True
 
     def stop(self, job_id: str, segment: int) -> bool:
         return self._signal(job_id, segment, "stop")
@@ -107,10 +148,11 @@ class GpuSlot:
         return self._signal(job_id, segment, "checkpoint")
 
     def _signal(self, job_id: str, segment: int, event: str) -> bool:
-        """Set one of the running segment's control events; False if that segment is not ours."""
+        """Set one of a running segment's control events; False if that segment is not ours."""
         with self._lock:
-            if self._seg and self._seg["job_id"] == job_id and self._seg["segment"] == segment:
-                getattr(self._control, event).set()
+            run = self._runs.get((job_id, segment))
+            if run is not None:
+                getattr(run.control, event).set()
                 return True
             if event == "stop":
                 if len(self._stopped_early) > 1024:  # segment numbers only grow; old ones never come
@@ -122,9 +164,20 @@ class GpuSlot:
         """Leave for good (scheduler shutdown); Ray then frees this GPU."""
         ray.actor.exit_actor()
 
+    def _forget_ended(self) -> None:
+        ended = [k for k, r in self._runs.items() if r.state != "running"]
+        for k in ended[:max(0, len(ended) - _KEEP_ENDED)]:
+            del self._runs[k]
+
+    def _count_cotenants(self) -> None:
+        """Tell every running segment how many others share the GPU (the agent's packed pace)."""
+        running = self._running()
+        for r in running:
+            r.control.cotenants = len(running) - 1
+
     # ------------------------------------------------------------------ the segment thread
 
-    def _run(self, script: str, ctx) -> None:
+    def _run(self, run: _Run, script: str, ctx) -> None:
         from dlsched.live import agent
 
         agent.set_context(ctx)
@@ -146,9 +199,10 @@ class GpuSlot:
             sys.argv = saved_argv
             agent.set_context(None)
         with self._lock:
-            self._state = state
-            self._error = error
-            self._control.publish(end_wall=time.time())
+            run.state = state
+            run.error = error
+            run.control.publish(end_wall=time.time())
+            self._count_cotenants()
 
 
 def _warm_up() -> None:

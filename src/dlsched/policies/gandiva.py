@@ -47,6 +47,9 @@ from dlsched.policies.registry import register
 @register("gandiva")
 class Gandiva(JobPolicy):
     name = "gandiva"
+    # overhead() models mechanisms (suspend/resume, migration) by the paper's measurements; a live
+    # engine pays those for real, so it must not hold a launch back for them as well
+    overhead_models_mechanisms = True
     summary = ("affinity-based node allocation with time-slicing; introspective packing, migration and "
                "grow-shrink (each can be switched off for ablations)")
     paper = "Xiao et al., Gandiva: Introspective Cluster Scheduling for Deep Learning, OSDI 2018"
