@@ -38,6 +38,7 @@ GPU-count scaling) and ``crius-nh`` (no GPU-type scaling), section 8.6.
 from __future__ import annotations
 
 import itertools
+from operator import attrgetter
 import time
 from statistics import median
 
@@ -46,7 +47,8 @@ from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, Shape, ShapeTable,
                                            apply_targets, resolve_type, shape_of)
-from dlsched.policies.crius_search import GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release
+from dlsched.policies.crius_search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
+                                          cached_release)
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, PROFILE_OPTION, ReplanCosts
 from dlsched.policies.registry import register
@@ -54,6 +56,8 @@ from dlsched.workload.models import get_model
 
 
 _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
+_JOB_ID = attrgetter("spec.job_id")
+_ALLOC = attrgetter("allocation")
 
 
 def crius_counts(n_g: int, adaptive: bool = True) -> list[int]:
@@ -122,6 +126,47 @@ class Crius(JobPolicy):
         self._epoch = 0  # bumped whenever GPUs are released; pending failures are memoised per epoch
         # search indexes kept across calls, updated by every virtual move (crius_search)
         self._indexes = (GrowIndex(self._tables, self.grow_min_gain), ReleaseIndex(self._tables))
+        # the engine's running jobs as of the last call: job -> allocation, and job -> shape
+        self._run_alloc: dict[str, Allocation] = {}
+        self._run_shape: dict[str, Shape] = {}
+        self._virtual: set[str] = set()  # jobs the last call moved virtually
+        self._run_pairs: set[tuple[str, int]] = set()  # (job, id of its allocation) as of the last call
+
+    def _running_shapes(self, cluster, running: list[JobState]) -> tuple[dict[str, Shape], set[str]]:
+        """The running jobs' shapes, kept across calls, and the jobs whose entries may have changed.
+
+        A running job's allocation object changes whenever the engine moves, resizes or
+        restarts it, so comparing (job, allocation identity) pairs with the last call's finds
+        every change in C-level set operations, without re-deriving every shape in Python
+        (with 64,000 jobs, that re-derivation and a full index sync were a third of the run).
+        The last call's allocations are held in ``_run_alloc``, so no id can be reused by a
+        new allocation while it is compared.  The returned dict is the policy's own: copy it
+        before changing it.
+        """
+        allocs, shapes = self._run_alloc, self._run_shape
+        dirty = self._virtual
+        self._virtual = set()
+        ids = list(map(_JOB_ID, running))
+        objs = list(map(_ALLOC, running))
+        pairs = set(zip(ids, map(id, objs)))
+        if pairs != self._run_pairs:
+            came = {jid for jid, _ in pairs - self._run_pairs}
+            for jid, _ in self._run_pairs - pairs:
+                if jid not in came:
+                    del allocs[jid]
+                    del shapes[jid]
+                    dirty.add(jid)
+            if came:
+                type_idx = cluster.gpu_type_idx
+                for jid, j, a in zip(ids, running, objs):
+                    if jid in came:
+                        allocs[jid] = a
+                        shapes[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
+                        dirty.add(jid)
+                        if jid not in self._tables:
+                            self._init_cells(cluster, j)
+            self._run_pairs = pairs
+        return shapes, dirty
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._new.append(job.job_id)
@@ -202,15 +247,19 @@ class Crius(JobPolicy):
         cluster = view.cluster
         self.calls += 1
         jobs = view.jobs
-        running = view.running()
         indexes = self._indexes if self.fast else ()
-        vc = VirtualCluster([int(x) for x in view.free.type_free],
-                            {j.job_id: shape_of(cluster, j) for j in running}, indexes)
-        for j in running:
-            if j.job_id not in self._tables:
-                self._init_cells(cluster, j)
-        for index in indexes:
-            index.sync(vc.shapes)
+        if self.fast:
+            shapes, dirty = self._running_shapes(cluster, view.running())
+            vc = VirtualCluster([int(x) for x in view.free.type_free], dict(shapes), indexes)
+            for index in indexes:
+                index.sync_some(vc.shapes, dirty)
+        else:
+            running = view.running()
+            vc = VirtualCluster([int(x) for x in view.free.type_free],
+                                {j.job_id: shape_of(cluster, j) for j in running})
+            for j in running:
+                if j.job_id not in self._tables:
+                    self._init_cells(cluster, j)
         grow = indexes[0] if indexes else None
         allowed = self._allowed(view, now)
         drop: dict[str, str] = {}
@@ -290,6 +339,7 @@ class Crius(JobPolicy):
         # only jobs this call touched can have a new shape (the others keep theirs)
         targets = {jid: vc.shapes[jid] for jid in touched if jid in vc.shapes}
         decision = apply_targets(view, targets, jobs, preempt, drop)
+        self._virtual = vc.touched  # their index entries follow this call's plan: re-checked next call
         if decision.preempt or decision.drop or any(
                 jobs[j].allocation is not None and len(a.gpus) < len(jobs[j].allocation.gpus)
                 or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]
@@ -316,7 +366,7 @@ class Crius(JobPolicy):
         # its own gain minus one move's penalty, so once that cannot beat the best found the
         # remaining shapes are skipped (bounds the search without changing its answer, except
         # for moves that would *raise* a moved job's throughput, which extra scheduling finds)
-        for shape in sorted(tab.thr, key=lambda s: (-tab.thr[s], s)):
+        for shape in tab.by_throughput():
             if allowed is not None and not allowed(jid, shape):
                 continue
             t, n = shape
@@ -330,8 +380,12 @@ class Crius(JobPolicy):
             else:
                 if best is not None and (gain - self.move_penalty) / div <= best[0]:
                     continue
-                got = best_release(vc, self._tables, t, need, self.depth, self.beam, skip,
-                                   self.move_penalty, allowed, self.fewest_moves)
+                if allowed is None and vc.indexes:
+                    got = cached_release(vc, self._tables, t, need, self.depth, self.beam, skip,
+                                         self.move_penalty, self.fewest_moves, len(touched))
+                else:
+                    got = best_release(vc, self._tables, t, need, self.depth, self.beam, skip,
+                                       self.move_penalty, allowed, self.fewest_moves)
                 if got is None:
                     continue
                 value, moves = got

@@ -93,10 +93,18 @@ class ShapeTable:
     thr: dict[Shape, float]  # only feasible shapes
     ref: float  # normaliser: best throughput over the table (so values are in (0, 1])
     moves: dict = field(default_factory=dict)  # Crius search's cache: shape -> ranked release moves
+    _order: list | None = None  # shapes by throughput, best first (ties by shape); built once
 
     def norm(self, shape: Shape) -> float:
         t = self.thr.get(shape)
         return 0.0 if t is None else t / self.ref
+
+    def by_throughput(self) -> list[Shape]:
+        """Shapes by throughput, best first, ties by shape (asked on every Crius try of a job)."""
+        if self._order is None:
+            thr = self.thr
+            self._order = sorted(thr, key=lambda s: (-thr[s], s))
+        return self._order
 
     def shapes_of_type(self, t: int) -> list[int]:
         return sorted(n for (tt, n) in self.thr if tt == t)

@@ -43,24 +43,41 @@ class VirtualCluster:
         # persistent indexes (GrowIndex, ReleaseIndex) kept in step with every virtual move
         self.indexes = tuple(indexes)
         self.release_index = next((i for i in self.indexes if isinstance(i, ReleaseIndex)), None)
-        self.by_type: list[set[str]] = [set() for _ in free]
-        for jid, (t, _) in shapes.items():
-            self.by_type[t].add(jid)
+        self._by_type: list[set[str]] | None = None  # built on first use (only the scans need it)
         self.version = [0] * len(free)  # bumped when a job on that type changes
         self.cache: dict[int, tuple[int, list]] = {}
         self.sizes: dict[int, list[int]] = {}  # per type: running jobs' GPU counts, largest first
+        # jobs moved virtually: their index entries may now differ from the engine's shapes
+        self.touched: set[str] = set()
+        self.gen = 0  # bumped by every virtual change (invalidates ``cached_release``)
+        self.memo_key: tuple | None = None
+        self.memo: dict = {}
+        self.fail: dict[int, int] = {}
+
+    @property
+    def by_type(self) -> list[set[str]]:
+        if self._by_type is None:
+            self._by_type = [set() for _ in self.free]
+            for jid, (t, _) in self.shapes.items():
+                self._by_type[t].add(jid)
+        return self._by_type
 
     def place(self, jid: str, shape: Shape) -> None:
         old = self.shapes.get(jid)
+        by_type = self._by_type
         if old is not None:
             self.free[old[0]] += old[1]
-            self.by_type[old[0]].discard(jid)
+            if by_type is not None:
+                by_type[old[0]].discard(jid)
             self.version[old[0]] += 1
         self.version[shape[0]] += 1
         self.free[shape[0]] -= shape[1]
         assert self.free[shape[0]] >= 0, "virtual allocation over capacity"
         self.shapes[jid] = shape
-        self.by_type[shape[0]].add(jid)
+        if by_type is not None:
+            by_type[shape[0]].add(jid)
+        self.gen += 1
+        self.touched.add(jid)
         for index in self.indexes:
             index.update(jid, shape)
 
@@ -68,8 +85,11 @@ class VirtualCluster:
         old = self.shapes.pop(jid, None)
         if old is not None:
             self.free[old[0]] += old[1]
-            self.by_type[old[0]].discard(jid)
+            if self._by_type is not None:
+                self._by_type[old[0]].discard(jid)
             self.version[old[0]] += 1
+            self.gen += 1
+            self.touched.add(jid)
             for index in self.indexes:
                 index.remove(jid)
 
@@ -204,6 +224,38 @@ def _choices(cands, combo):
             yield (m,) + tail
 
 
+_INF = float("inf")
+
+
+def cached_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need: int, depth: int,
+                   beam: int, skip: set[str], move_penalty: float, fewest_moves: bool, token: int):
+    """``best_release`` (with no ``allowed`` predicate), remembered while nothing changes.
+
+    Crius asks the same question for many queued jobs in one call (every job in the window
+    behind a blocked head, every shape).  The answer depends only on the virtual cluster,
+    the skip set and (t, need), so it is kept until the virtual cluster changes (``vc.gen``)
+    or ``token`` does (the caller's count of touched jobs: the skip set only grows within a
+    call).  A failure at ``need`` is a failure at any larger need: every test in
+    ``best_release`` that involves ``need`` gets harder as it grows.
+    """
+    key = (vc.gen, token)
+    if vc.memo_key != key:
+        vc.memo_key = key
+        vc.memo = {}
+        vc.fail = {}
+    if need >= vc.fail.get(t, _INF):
+        return None
+    hit = vc.memo.get((t, need), vc)
+    if hit is not vc:
+        return hit
+    got = best_release(vc, tables, t, need, depth, beam, skip, move_penalty, None, fewest_moves)
+    if got is None:
+        vc.fail[t] = need
+    else:
+        vc.memo[(t, need)] = got
+    return got
+
+
 def best_grow(vc: VirtualCluster, tables: dict[str, ShapeTable], skip: set[str], min_gain: float,
               allowed=None) -> Move | None:
     """The single move onto idle GPUs with the highest gain per extra GPU (reverse scaling)."""
@@ -247,6 +299,17 @@ class _Synced:
             self.remove(jid)
         for jid, shape in shapes.items():
             if self.shape.get(jid) != shape or self.table.get(jid) is not self.tables[jid]:
+                self.update(jid, shape)
+
+    def sync_some(self, shapes: dict[str, Shape], jids) -> None:
+        """``sync`` for the jobs that may differ: those whose engine shape changed since the last
+        call, those that left, and those moved virtually in it (every other entry still holds)."""
+        for jid in jids:
+            shape = shapes.get(jid)
+            if shape is None:
+                if jid in self.shape:
+                    self.remove(jid)
+            elif not self.current(jid, shape):
                 self.update(jid, shape)
 
     def current(self, jid: str, shape: Shape) -> bool:
