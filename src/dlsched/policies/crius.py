@@ -38,14 +38,13 @@ GPU-count scaling) and ``crius-nh`` (no GPU-type scaling), section 8.6.
 from __future__ import annotations
 
 import itertools
-from operator import attrgetter
 import time
 from statistics import median
 
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, Shape, ShapeTable,
+from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, ShapeTable,
                                            apply_targets, resolve_type, shape_of)
 from dlsched.policies.crius_search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
                                           cached_release)
@@ -56,8 +55,6 @@ from dlsched.workload.models import get_model
 
 
 _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
-_JOB_ID = attrgetter("spec.job_id")
-_ALLOC = attrgetter("allocation")
 
 
 def crius_counts(n_g: int, adaptive: bool = True) -> list[int]:
@@ -126,47 +123,22 @@ class Crius(JobPolicy):
         self._epoch = 0  # bumped whenever GPUs are released; pending failures are memoised per epoch
         # search indexes kept across calls, updated by every virtual move (crius_search)
         self._indexes = (GrowIndex(self._tables, self.grow_min_gain), ReleaseIndex(self._tables))
-        # the engine's running jobs as of the last call: job -> allocation, and job -> shape
-        self._run_alloc: dict[str, Allocation] = {}
-        self._run_shape: dict[str, Shape] = {}
+        self._running = RunningShapes()  # the engine's running jobs as of the last call
         self._virtual: set[str] = set()  # jobs the last call moved virtually
-        self._run_pairs: set[tuple[str, int]] = set()  # (job, id of its allocation) as of the last call
 
     def _running_shapes(self, cluster, running: list[JobState]) -> tuple[dict[str, Shape], set[str]]:
-        """The running jobs' shapes, kept across calls, and the jobs whose entries may have changed.
-
-        A running job's allocation object changes whenever the engine moves, resizes or
-        restarts it, so comparing (job, allocation identity) pairs with the last call's finds
-        every change in C-level set operations, without re-deriving every shape in Python
-        (with 64,000 jobs, that re-derivation and a full index sync were a third of the run).
-        The last call's allocations are held in ``_run_alloc``, so no id can be reused by a
-        new allocation while it is compared.  The returned dict is the policy's own: copy it
-        before changing it.
-        """
-        allocs, shapes = self._run_alloc, self._run_shape
+        """The running jobs' shapes (the policy's own record: copy it before changing it), and
+        the jobs whose index entries may differ from them: changed, gone, or moved virtually
+        by the last call (``RunningShapes``)."""
+        changed, gone = self._running.update(cluster, running)
         dirty = self._virtual
         self._virtual = set()
-        ids = list(map(_JOB_ID, running))
-        objs = list(map(_ALLOC, running))
-        pairs = set(zip(ids, map(id, objs)))
-        if pairs != self._run_pairs:
-            came = {jid for jid, _ in pairs - self._run_pairs}
-            for jid, _ in self._run_pairs - pairs:
-                if jid not in came:
-                    del allocs[jid]
-                    del shapes[jid]
-                    dirty.add(jid)
-            if came:
-                type_idx = cluster.gpu_type_idx
-                for jid, j, a in zip(ids, running, objs):
-                    if jid in came:
-                        allocs[jid] = a
-                        shapes[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
-                        dirty.add(jid)
-                        if jid not in self._tables:
-                            self._init_cells(cluster, j)
-            self._run_pairs = pairs
-        return shapes, dirty
+        dirty |= gone
+        for jid, j in changed.items():
+            dirty.add(jid)
+            if jid not in self._tables:
+                self._init_cells(cluster, j)
+        return self._running.shape, dirty
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._new.append(job.job_id)
