@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 
 from dlsched.policies.crius_common import Shape, ShapeTable
 
@@ -186,42 +186,37 @@ def best_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need
     tops = sorted((max(_freed(m, t) for m in ms) for ms in cands), reverse=True)
     if sum(tops[:depth]) < need:
         return None
+    # each move with what it frees on t, its throughput change, and the type it takes (-1: t itself)
+    info = [[(m, _freed(m, t), m.delta, -1 if m.new[0] == t else m.new[0], m.new[1]) for m in ms]
+            for ms in cands]
     best = None
     for k in range(1, min(depth, len(cands)) + 1):
         for combo in combinations(range(len(cands)), k):
-            for choice in _choices(cands, combo):
-                freed = sum(_freed(m, t) for m in choice)
+            # one move from each chosen job, in the order of the nested loops it replaces
+            for choice in product(*[info[c] for c in combo]):
+                freed = 0
+                for x in choice:
+                    freed += x[1]
                 if freed < need:
                     continue
                 # moves onto other types must fit there together
                 use: dict[int, int] = {}
                 ok = True
-                for m in choice:
-                    if m.new[0] != t:
-                        use[m.new[0]] = use.get(m.new[0], 0) + m.new[1]
-                        if use[m.new[0]] > free[m.new[0]]:
+                for x in choice:
+                    nt = x[3]
+                    if nt >= 0:
+                        use[nt] = use.get(nt, 0) + x[4]
+                        if use[nt] > free[nt]:
                             ok = False
                             break
                 if not ok:
                     continue
-                value = sum(m.delta for m in choice) - move_penalty * k
+                value = sum(x[2] for x in choice) - move_penalty * k
                 if best is None or value > best[0] + 1e-12:
                     best = (value, choice)
         if best is not None and (fewest_moves or best[0] > -move_penalty * k):
             break  # fewest moves first (restarts are what depth bounds); or a loss-free set
-    return best
-
-
-def _choices(cands, combo):
-    """All ways to pick one move from each chosen job."""
-    if len(combo) == 1:
-        for m in cands[combo[0]]:
-            yield (m,)
-        return
-    head, rest = combo[0], combo[1:]
-    for m in cands[head]:
-        for tail in _choices(cands, rest):
-            yield (m,) + tail
+    return None if best is None else (best[0], tuple(x[0] for x in best[1]))
 
 
 _INF = float("inf")
