@@ -253,17 +253,21 @@ class Gavel(JobPolicy):
         # priorities: LP share over share of rounds already received on that type
         pairs = []
         single = True  # every job's LP share names one type
+        rounds_of, got_of, x_get, none = self._rounds.get, self._got.get, self._x.get, {}
         for j in active:
-            jid = j.job_id
-            r = self._rounds.get(jid, 0)
-            got = self._got.get(jid, {})
-            cur = shape_of(cluster, j)
-            x_of = self._x.get(jid, {})
+            jid = j.spec.job_id
+            x_of = x_get(jid, none)
+            if not x_of:
+                single = False
+                continue
             single = single and len(x_of) == 1
+            r = rounds_of(jid, 0)
+            got = got_of(jid, none)
+            cur = -1 if j.allocation is None else shape_of(cluster, j)[0]
             for t, x in x_of.items():
                 received = got.get(t, 0) / r if r else 0.0
                 prio = x / max(received, 1e-3)
-                keep = 1 if cur is not None and cur[0] == t else 0  # ties: stay put (no migration)
+                keep = 1 if cur == t else 0  # ties: stay put (no migration)
                 pairs.append((-prio, -keep, j.spec.submit_time, jid, t))
         pairs.sort()
         free = [int(c) for c in cluster.type_gpus]
@@ -276,8 +280,8 @@ class Gavel(JobPolicy):
                 free[t] -= n
                 targets[jid] = (t, n)
         for j in active:
-            jid = j.job_id
-            self._rounds[jid] = self._rounds.get(jid, 0) + 1
+            jid = j.spec.job_id
+            self._rounds[jid] = rounds_of(jid, 0) + 1
             if jid in targets:
                 g = self._got.setdefault(jid, {})
                 g[targets[jid][0]] = g.get(targets[jid][0], 0) + 1
