@@ -338,21 +338,26 @@ class Crius(JobPolicy):
         # its own gain minus one move's penalty, so once that cannot beat the best found the
         # remaining shapes are skipped (bounds the search without changing its answer, except
         # for moves that would *raise* a moved job's throughput, which extra scheduling finds)
-        for shape in tab.by_throughput():
+        free = vc.free
+        memo = allowed is None and bool(vc.indexes)
+        # the releases already known to fail in this state (``cached_release``), read inline:
+        # most tries of a job behind a blocked head end there
+        failed = vc.fail if memo and vc.memo_key == (vc.gen, len(touched)) else {}
+        for shape, t, n, gain in tab.by_throughput():
             if allowed is not None and not allowed(jid, shape):
                 continue
-            t, n = shape
             if n > cap:
                 continue
-            gain = tab.norm(shape)
-            need = n - vc.free[t]
+            need = n - free[t]
             div = n if per_gpu else 1
             if need <= 0:
                 cand = (gain / div, 0, -n, shape, ())
             else:
                 if best is not None and (gain - self.move_penalty) / div <= best[0]:
                     continue
-                if allowed is None and vc.indexes:
+                if need >= failed.get(t, need + 1):
+                    continue
+                if memo:
                     got = cached_release(vc, self._tables, t, need, self.depth, self.beam, skip,
                                          self.move_penalty, self.fewest_moves, len(touched))
                 else:

@@ -31,7 +31,6 @@ CRIUS_REPLAN = (10.0, 40.0)  # seconds per GPU, cap (pruned, Cell-guided tuning)
 FULL_REPLAN = (150.0, 600.0)  # seconds per GPU, cap (full-space search, baselines)
 
 Shape = tuple[int, int]  # (GPU type index, GPU count)
-_JOB_ID = attrgetter("spec.job_id")
 _ALLOC = attrgetter("allocation")
 
 
@@ -81,29 +80,34 @@ class RunningShapes:
     def __init__(self):
         self.alloc: dict[str, Allocation] = {}
         self.shape: dict[str, Shape] = {}
-        self._pairs: set[tuple[str, int]] = set()
+        self._objs: list[Allocation] = []  # the last call's allocations, in the engine's order
+        self._by_id: dict[int, JobState] = {}  # id of each of those allocations -> its job
 
     def update(self, cluster: Cluster, running: list[JobState]) -> tuple[dict[str, JobState], set[str]]:
         """Bring the record to ``running``; returns (jobs new or changed, ids of jobs that left)."""
-        ids = list(map(_JOB_ID, running))
         objs = list(map(_ALLOC, running))
-        pairs = set(zip(ids, map(id, objs)))
-        if pairs == self._pairs:
+        if objs == self._objs:  # identity first, element by element, in C: nothing moved
             return {}, set()
-        came = {jid for jid, _ in pairs - self._pairs}
-        gone = {jid for jid, _ in self._pairs - pairs} - came
+        by_id = dict(zip(map(id, objs), running))
+        changed: dict[str, JobState] = {}
+        if len(by_id) != len(objs):  # two jobs holding one allocation object: every job is news
+            changed = {j.spec.job_id: j for j in running}
+            gone = self.shape.keys() - changed.keys()
+            objs, by_id = [], {}  # and again next call
+        else:
+            for i in by_id.keys() - self._by_id.keys():
+                j = by_id[i]
+                changed[j.spec.job_id] = j
+            gone = {self._by_id[i].spec.job_id for i in self._by_id.keys() - by_id.keys()} - changed.keys()
         for jid in gone:
             del self.alloc[jid]
             del self.shape[jid]
-        changed: dict[str, JobState] = {}
-        if came:
-            type_idx = cluster.gpu_type_idx
-            for jid, j, a in zip(ids, running, objs):
-                if jid in came:
-                    self.alloc[jid] = a
-                    self.shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
-                    changed[jid] = j
-        self._pairs = pairs
+        type_idx = cluster.gpu_type_idx
+        for jid, j in changed.items():
+            a = j.allocation
+            self.alloc[jid] = a
+            self.shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
+        self._objs, self._by_id = objs, by_id
         return changed, gone
 
 
@@ -142,11 +146,12 @@ class ShapeTable:
         t = self.thr.get(shape)
         return 0.0 if t is None else t / self.ref
 
-    def by_throughput(self) -> list[Shape]:
-        """Shapes by throughput, best first, ties by shape (asked on every Crius try of a job)."""
+    def by_throughput(self) -> list[tuple[Shape, int, int, float]]:
+        """(shape, type, count, normalised throughput) by throughput, best first, ties by shape
+        (asked on every Crius try of a job, so built once)."""
         if self._order is None:
             thr = self.thr
-            self._order = sorted(thr, key=lambda s: (-thr[s], s))
+            self._order = [(s, s[0], s[1], self.norm(s)) for s in sorted(thr, key=lambda s: (-thr[s], s))]
         return self._order
 
     def shapes_of_type(self, t: int) -> list[int]:

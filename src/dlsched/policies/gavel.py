@@ -421,6 +421,13 @@ class GavelAdmission(Gavel):
         self._running = RunningShapes()
         self._virtual: set[str] = set()  # jobs the last call admitted or moved in the book
 
+    def describe(self) -> dict:
+        d = super().describe()
+        d.update({"objective": "max sum normalised throughput, one GPU type per job, at most "
+                               f"{MAX_TYPE_CHANGES} type changes per admission (data-parallel profiles)",
+                  "solver": "exact search over job classes (policies/gavel_admit.py)", "stay_bonus": STAY_BONUS})
+        return d
+
     def on_submit(self, job: JobState, now: float) -> None:
         self._new.append(job.job_id)
 
