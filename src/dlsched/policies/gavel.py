@@ -451,11 +451,11 @@ class GavelAdmission(Gavel):
                 book.remove(jid)
             elif jid not in changed:
                 changed[jid] = view.jobs[jid]
-        self._virtual = set()
         for jid, job in changed.items():
             t = running.shape[jid][0]
             if book.type_of(jid) != t:
                 self._book_add(view, job, t)
+        self._virtual = set()  # the book now holds the engine's state
         return book
 
     def _book_add(self, view: ClusterView, job: JobState, t: int) -> None:
