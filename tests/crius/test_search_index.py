@@ -97,3 +97,9 @@ def test_running_shapes_reports_every_change():
     changed, gone = rec.update(cluster, [jobs["j0"], jobs["j1"], jobs["j3"]])
     assert set(changed) == {"j0", "j1", "j3"} and not gone
     assert set(rec.shape) == {"j0", "j1", "j3"}
+    # a job that leaves while another starts on equal GPUs at the same place is still news
+    jobs["j2"].allocation = Allocation.of([9])
+    rec.update(cluster, [jobs["j2"]])
+    jobs["j3"].allocation = Allocation.of([9])
+    changed, gone = rec.update(cluster, [jobs["j3"]])
+    assert set(changed) == {"j3"} and gone == {"j2"}

@@ -80,20 +80,22 @@ class RunningShapes:
     def __init__(self):
         self.alloc: dict[str, Allocation] = {}
         self.shape: dict[str, Shape] = {}
-        self._objs: list[Allocation] = []  # the last call's allocations, in the engine's order
+        self._objs: list[Allocation] = []  # the last call's allocations, in the engine's order (kept alive)
+        self._ids: list[int] = []  # and their ids
         self._by_id: dict[int, JobState] = {}  # id of each of those allocations -> its job
 
     def update(self, cluster: Cluster, running: list[JobState]) -> tuple[dict[str, JobState], set[str]]:
         """Bring the record to ``running``; returns (jobs new or changed, ids of jobs that left)."""
         objs = list(map(_ALLOC, running))
-        if objs == self._objs:  # identity first, element by element, in C: nothing moved
+        ids = list(map(id, objs))
+        if ids == self._ids:  # the same allocation objects (the old ones are alive: ids not reused)
             return {}, set()
-        by_id = dict(zip(map(id, objs), running))
+        by_id = dict(zip(ids, running))
         changed: dict[str, JobState] = {}
         if len(by_id) != len(objs):  # two jobs holding one allocation object: every job is news
             changed = {j.spec.job_id: j for j in running}
             gone = self.shape.keys() - changed.keys()
-            objs, by_id = [], {}  # and again next call
+            objs, ids, by_id = [], [], {}  # and again next call
         else:
             for i in by_id.keys() - self._by_id.keys():
                 j = by_id[i]
@@ -107,7 +109,7 @@ class RunningShapes:
             a = j.allocation
             self.alloc[jid] = a
             self.shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
-        self._objs, self._by_id = objs, by_id
+        self._objs, self._ids, self._by_id = objs, ids, by_id
         return changed, gone
 
 
