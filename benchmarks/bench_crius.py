@@ -84,6 +84,9 @@ def scaling(n_jobs: int, reference: bool) -> dict:
         out["schedule_calls"] = res.stats["schedule_calls"]
     if reference:
         out["same_schedule"] = rows[True] == rows[False]
+    if n_jobs == 64000:  # issue 21, speed item 3
+        out["target_cpu_s"] = 60.0
+        out["target_met"] = out["indexed_cpu_s"] < 60.0
     return out
 
 

@@ -1,5 +1,6 @@
-"""The Gavel policies' speed-ups change no decision: skipped rounds, LP shortcuts and the
-admission shortcut give the same schedule as solving every round and every LP.
+"""The Gavel policies' speed-ups change no decision: skipped rounds and LP shortcuts give the
+same schedule as solving every round and every LP, and ``gavel-admit``'s admission classes,
+kept across calls, the same as its search over every admitted job rebuilt at each admission.
 
 Run on a slice of Gavel's own trace on a small V100/P100/K80 cluster, so that the LP's
 capacities bind (the shortcuts must step aside) and are slack at other times (they apply).
@@ -11,7 +12,7 @@ import pytest
 
 from dlsched.cluster import Cluster
 from dlsched.perf.default import default_perf_model
-from dlsched.policies.gavel import obvious_one_type_each, solve_max_throughput, solve_one_type_each, unique_best
+from dlsched.policies.gavel import solve_max_throughput, unique_best
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.readers import read_trace
@@ -34,15 +35,6 @@ def test_unique_best_matches_the_lp_where_it_answers():
     assert unique_best([{0: 1.0, 1: 1.0}], [1], [4, 4]) is None  # a tie: the LP decides
 
 
-def test_obvious_one_type_each_matches_the_milp_where_it_answers():
-    w = [{0: 1.0, 1: 0.6}, {0: 0.5, 1: 1.0}, {0: 1.0, 1: 0.9}]
-    assert obvious_one_type_each(w, [8, 8, 8], [16, 16], [0, 1, None]) == \
-        solve_one_type_each(w, [8, 8, 8], [16, 16], [0, 1, None]) == [0, 1, 0]
-    assert obvious_one_type_each(w, [16, 8, 8], [16, 16], [0, 1, None]) is None  # capacity binds
-    moved = [{0: 0.5, 1: 1.0}] * 4
-    assert obvious_one_type_each(moved, [1] * 4, [8, 8], [0, 0, 0, 0]) is None  # 4 moves > 3
-
-
 @pytest.mark.shared
 @pytest.mark.parametrize("policy", ["gavel", "gavel-admit"])
 def test_fast_and_reference_schedules_are_identical(shared_dir, tmp_path, policy):
@@ -61,7 +53,8 @@ def test_fast_and_reference_schedules_are_identical(shared_dir, tmp_path, policy
         runs[fast] = ([r.row() for r in res.records], p.timings())
     assert runs[True][0] == runs[False][0]
     fast, ref = runs[True][1], runs[False][1]
-    assert fast["lp_shortcuts"] > 0 and fast["lp_solves"] > 0  # both paths were exercised
-    assert fast["lp_solves"] < ref["lp_solves"]
+    assert fast["lp_solves"] > 0
     if policy == "gavel":
+        assert fast["lp_shortcuts"] > 0  # both paths were exercised
+        assert fast["lp_solves"] < ref["lp_solves"]
         assert fast["rounds_skipped"] > 0

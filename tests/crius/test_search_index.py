@@ -69,3 +69,37 @@ def test_schedules_with_and_without_indexes_are_identical(policy):
         res = Simulator(cluster, p, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0)).run()
         runs.append([r.row() for r in res.records])
     assert runs[0] == runs[1]
+
+
+def test_running_shapes_reports_every_change():
+    from dlsched.policies.base import Allocation, JobState
+    from dlsched.policies.crius_common import RunningShapes
+    from dlsched.workload.job import JobSpec
+
+    cluster = Cluster.load("crius-sim")
+    jobs = {f"j{i}": JobState(JobSpec(f"j{i}", 0.0, "resnet50", 1, total_iterations=10), 10) for i in range(4)}
+    rec = RunningShapes()
+
+    def run(**gpus):
+        for jid, g in gpus.items():
+            jobs[jid].allocation = Allocation.of(g)
+        return [jobs[j] for j in gpus]
+
+    running = run(j0=[0], j1=[1, 2], j2=[3])
+    changed, gone = rec.update(cluster, running)
+    assert set(changed) == {"j0", "j1", "j2"} and not gone
+    assert rec.update(cluster, running) == ({}, set())  # nothing moved
+    jobs["j1"].allocation = Allocation.of([4, 5, 6, 7])  # resized in place
+    changed, gone = rec.update(cluster, [jobs["j0"], jobs["j1"]])  # j2 left
+    assert set(changed) == {"j1"} and gone == {"j2"} and rec.shape["j1"][1] == 4
+    shared = Allocation.of([8])  # one object held by two jobs: everything is reported again
+    jobs["j0"].allocation = jobs["j3"].allocation = shared
+    changed, gone = rec.update(cluster, [jobs["j0"], jobs["j1"], jobs["j3"]])
+    assert set(changed) == {"j0", "j1", "j3"} and not gone
+    assert set(rec.shape) == {"j0", "j1", "j3"}
+    # a job that leaves while another starts on equal GPUs at the same place is still news
+    jobs["j2"].allocation = Allocation.of([9])
+    rec.update(cluster, [jobs["j2"]])
+    jobs["j3"].allocation = Allocation.of([9])
+    changed, gone = rec.update(cluster, [jobs["j3"]])
+    assert set(changed) == {"j3"} and gone == {"j2"}

@@ -44,9 +44,10 @@ from statistics import median
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, Shape, ShapeTable,
+from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, ShapeTable,
                                            apply_targets, resolve_type, shape_of)
-from dlsched.policies.crius_search import GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release
+from dlsched.policies.crius_search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
+                                          cached_release)
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, PROFILE_OPTION, ReplanCosts
 from dlsched.policies.registry import register
@@ -122,6 +123,22 @@ class Crius(JobPolicy):
         self._epoch = 0  # bumped whenever GPUs are released; pending failures are memoised per epoch
         # search indexes kept across calls, updated by every virtual move (crius_search)
         self._indexes = (GrowIndex(self._tables, self.grow_min_gain), ReleaseIndex(self._tables))
+        self._running = RunningShapes()  # the engine's running jobs as of the last call
+        self._virtual: set[str] = set()  # jobs the last call moved virtually
+
+    def _running_shapes(self, cluster, running: list[JobState]) -> tuple[dict[str, Shape], set[str]]:
+        """The running jobs' shapes (the policy's own record: copy it before changing it), and
+        the jobs whose index entries may differ from them: changed, gone, or moved virtually
+        by the last call (``RunningShapes``)."""
+        changed, gone = self._running.update(cluster, running)
+        dirty = self._virtual
+        self._virtual = set()
+        dirty |= gone
+        for jid, j in changed.items():
+            dirty.add(jid)
+            if jid not in self._tables:
+                self._init_cells(cluster, j)
+        return self._running.shape, dirty
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._new.append(job.job_id)
@@ -202,15 +219,19 @@ class Crius(JobPolicy):
         cluster = view.cluster
         self.calls += 1
         jobs = view.jobs
-        running = view.running()
         indexes = self._indexes if self.fast else ()
-        vc = VirtualCluster([int(x) for x in view.free.type_free],
-                            {j.job_id: shape_of(cluster, j) for j in running}, indexes)
-        for j in running:
-            if j.job_id not in self._tables:
-                self._init_cells(cluster, j)
-        for index in indexes:
-            index.sync(vc.shapes)
+        if self.fast:
+            shapes, dirty = self._running_shapes(cluster, view.running())
+            vc = VirtualCluster([int(x) for x in view.free.type_free], dict(shapes), indexes)
+            for index in indexes:
+                index.sync_some(vc.shapes, dirty)
+        else:
+            running = view.running()
+            vc = VirtualCluster([int(x) for x in view.free.type_free],
+                                {j.job_id: shape_of(cluster, j) for j in running})
+            for j in running:
+                if j.job_id not in self._tables:
+                    self._init_cells(cluster, j)
         grow = indexes[0] if indexes else None
         allowed = self._allowed(view, now)
         drop: dict[str, str] = {}
@@ -290,6 +311,7 @@ class Crius(JobPolicy):
         # only jobs this call touched can have a new shape (the others keep theirs)
         targets = {jid: vc.shapes[jid] for jid in touched if jid in vc.shapes}
         decision = apply_targets(view, targets, jobs, preempt, drop)
+        self._virtual = vc.touched  # their index entries follow this call's plan: re-checked next call
         if decision.preempt or decision.drop or any(
                 jobs[j].allocation is not None and len(a.gpus) < len(jobs[j].allocation.gpus)
                 or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]
@@ -316,22 +338,31 @@ class Crius(JobPolicy):
         # its own gain minus one move's penalty, so once that cannot beat the best found the
         # remaining shapes are skipped (bounds the search without changing its answer, except
         # for moves that would *raise* a moved job's throughput, which extra scheduling finds)
-        for shape in sorted(tab.thr, key=lambda s: (-tab.thr[s], s)):
+        free = vc.free
+        memo = allowed is None and bool(vc.indexes)
+        # the releases already known to fail in this state (``cached_release``), read inline:
+        # most tries of a job behind a blocked head end there
+        failed = vc.fail if memo and vc.memo_key == (vc.gen, len(touched)) else {}
+        for shape, t, n, gain in tab.by_throughput():
             if allowed is not None and not allowed(jid, shape):
                 continue
-            t, n = shape
             if n > cap:
                 continue
-            gain = tab.norm(shape)
-            need = n - vc.free[t]
+            need = n - free[t]
             div = n if per_gpu else 1
             if need <= 0:
                 cand = (gain / div, 0, -n, shape, ())
             else:
                 if best is not None and (gain - self.move_penalty) / div <= best[0]:
                     continue
-                got = best_release(vc, self._tables, t, need, self.depth, self.beam, skip,
-                                   self.move_penalty, allowed, self.fewest_moves)
+                if need >= failed.get(t, need + 1):
+                    continue
+                if memo:
+                    got = cached_release(vc, self._tables, t, need, self.depth, self.beam, skip,
+                                         self.move_penalty, self.fewest_moves, len(touched))
+                else:
+                    got = best_release(vc, self._tables, t, need, self.depth, self.beam, skip,
+                                       self.move_penalty, allowed, self.fewest_moves)
                 if got is None:
                     continue
                 value, moves = got

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Iterable
 
 from dlsched.cluster.placement import pick_gpus
@@ -30,6 +31,7 @@ CRIUS_REPLAN = (10.0, 40.0)  # seconds per GPU, cap (pruned, Cell-guided tuning)
 FULL_REPLAN = (150.0, 600.0)  # seconds per GPU, cap (full-space search, baselines)
 
 Shape = tuple[int, int]  # (GPU type index, GPU count)
+_ALLOC = attrgetter("allocation")
 
 
 def resolve_type(cluster: Cluster, name: str | None) -> int | None:
@@ -64,6 +66,53 @@ def shape_of(cluster: Cluster, job: JobState) -> Shape | None:
     return shape
 
 
+class RunningShapes:
+    """The engine's running jobs and their shapes, kept across policy calls.
+
+    A running job's allocation object changes whenever the engine moves, resizes or restarts
+    it, so comparing (job, allocation identity) pairs with the last call's finds every change
+    in C-level set operations instead of re-deriving every shape in Python on every call
+    (with 64,000 Crius jobs that re-derivation was a third of the run).  The last call's
+    allocations stay referenced here, so no id can be reused by a new allocation while the
+    pairs are compared.
+    """
+
+    def __init__(self):
+        self.alloc: dict[str, Allocation] = {}
+        self.shape: dict[str, Shape] = {}
+        self._objs: list[Allocation] = []  # the last call's allocations, in the engine's order (kept alive)
+        self._ids: list[int] = []  # and their ids
+        self._by_id: dict[int, JobState] = {}  # id of each of those allocations -> its job
+
+    def update(self, cluster: Cluster, running: list[JobState]) -> tuple[dict[str, JobState], set[str]]:
+        """Bring the record to ``running``; returns (jobs new or changed, ids of jobs that left)."""
+        objs = list(map(_ALLOC, running))
+        ids = list(map(id, objs))
+        if ids == self._ids:  # the same allocation objects (the old ones are alive: ids not reused)
+            return {}, set()
+        by_id = dict(zip(ids, running))
+        changed: dict[str, JobState] = {}
+        if len(by_id) != len(objs):  # two jobs holding one allocation object: every job is news
+            changed = {j.spec.job_id: j for j in running}
+            gone = self.shape.keys() - changed.keys()
+            objs, ids, by_id = [], [], {}  # and again next call
+        else:
+            for i in by_id.keys() - self._by_id.keys():
+                j = by_id[i]
+                changed[j.spec.job_id] = j
+            gone = {self._by_id[i].spec.job_id for i in self._by_id.keys() - by_id.keys()} - changed.keys()
+        for jid in gone:
+            del self.alloc[jid]
+            del self.shape[jid]
+        type_idx = cluster.gpu_type_idx
+        for jid, j in changed.items():
+            a = j.allocation
+            self.alloc[jid] = a
+            self.shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
+        self._objs, self._ids, self._by_id = objs, ids, by_id
+        return changed, gone
+
+
 def power_counts(n: int, lo: int = 1, hi: int = MAX_GPUS_PER_JOB) -> list[int]:
     """Powers of two in [lo, hi] (Crius, Alpa and ElasticFlow all scale by doubling)."""
     out, k = [], 1
@@ -93,10 +142,19 @@ class ShapeTable:
     thr: dict[Shape, float]  # only feasible shapes
     ref: float  # normaliser: best throughput over the table (so values are in (0, 1])
     moves: dict = field(default_factory=dict)  # Crius search's cache: shape -> ranked release moves
+    _order: list | None = None  # shapes by throughput, best first (ties by shape); built once
 
     def norm(self, shape: Shape) -> float:
         t = self.thr.get(shape)
         return 0.0 if t is None else t / self.ref
+
+    def by_throughput(self) -> list[tuple[Shape, int, int, float]]:
+        """(shape, type, count, normalised throughput) by throughput, best first, ties by shape
+        (asked on every Crius try of a job, so built once)."""
+        if self._order is None:
+            thr = self.thr
+            self._order = [(s, s[0], s[1], self.norm(s)) for s in sorted(thr, key=lambda s: (-thr[s], s))]
+        return self._order
 
     def shapes_of_type(self, t: int) -> list[int]:
         return sorted(n for (tt, n) in self.thr if tt == t)

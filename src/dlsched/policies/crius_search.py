@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 
 from dlsched.policies.crius_common import Shape, ShapeTable
 
@@ -43,24 +43,41 @@ class VirtualCluster:
         # persistent indexes (GrowIndex, ReleaseIndex) kept in step with every virtual move
         self.indexes = tuple(indexes)
         self.release_index = next((i for i in self.indexes if isinstance(i, ReleaseIndex)), None)
-        self.by_type: list[set[str]] = [set() for _ in free]
-        for jid, (t, _) in shapes.items():
-            self.by_type[t].add(jid)
+        self._by_type: list[set[str]] | None = None  # built on first use (only the scans need it)
         self.version = [0] * len(free)  # bumped when a job on that type changes
         self.cache: dict[int, tuple[int, list]] = {}
         self.sizes: dict[int, list[int]] = {}  # per type: running jobs' GPU counts, largest first
+        # jobs moved virtually: their index entries may now differ from the engine's shapes
+        self.touched: set[str] = set()
+        self.gen = 0  # bumped by every virtual change (invalidates ``cached_release``)
+        self.memo_key: tuple | None = None
+        self.memo: dict = {}
+        self.fail: dict[int, int] = {}
+
+    @property
+    def by_type(self) -> list[set[str]]:
+        if self._by_type is None:
+            self._by_type = [set() for _ in self.free]
+            for jid, (t, _) in self.shapes.items():
+                self._by_type[t].add(jid)
+        return self._by_type
 
     def place(self, jid: str, shape: Shape) -> None:
         old = self.shapes.get(jid)
+        by_type = self._by_type
         if old is not None:
             self.free[old[0]] += old[1]
-            self.by_type[old[0]].discard(jid)
+            if by_type is not None:
+                by_type[old[0]].discard(jid)
             self.version[old[0]] += 1
         self.version[shape[0]] += 1
         self.free[shape[0]] -= shape[1]
         assert self.free[shape[0]] >= 0, "virtual allocation over capacity"
         self.shapes[jid] = shape
-        self.by_type[shape[0]].add(jid)
+        if by_type is not None:
+            by_type[shape[0]].add(jid)
+        self.gen += 1
+        self.touched.add(jid)
         for index in self.indexes:
             index.update(jid, shape)
 
@@ -68,8 +85,11 @@ class VirtualCluster:
         old = self.shapes.pop(jid, None)
         if old is not None:
             self.free[old[0]] += old[1]
-            self.by_type[old[0]].discard(jid)
+            if self._by_type is not None:
+                self._by_type[old[0]].discard(jid)
             self.version[old[0]] += 1
+            self.gen += 1
+            self.touched.add(jid)
             for index in self.indexes:
                 index.remove(jid)
 
@@ -166,42 +186,69 @@ def best_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need
     tops = sorted((max(_freed(m, t) for m in ms) for ms in cands), reverse=True)
     if sum(tops[:depth]) < need:
         return None
+    # each move with what it frees on t, its throughput change, and the type it takes (-1: t itself)
+    info = [[(m, _freed(m, t), m.delta, -1 if m.new[0] == t else m.new[0], m.new[1]) for m in ms]
+            for ms in cands]
     best = None
     for k in range(1, min(depth, len(cands)) + 1):
         for combo in combinations(range(len(cands)), k):
-            for choice in _choices(cands, combo):
-                freed = sum(_freed(m, t) for m in choice)
+            # one move from each chosen job, in the order of the nested loops it replaces
+            for choice in product(*[info[c] for c in combo]):
+                freed = 0
+                for x in choice:
+                    freed += x[1]
                 if freed < need:
                     continue
                 # moves onto other types must fit there together
                 use: dict[int, int] = {}
                 ok = True
-                for m in choice:
-                    if m.new[0] != t:
-                        use[m.new[0]] = use.get(m.new[0], 0) + m.new[1]
-                        if use[m.new[0]] > free[m.new[0]]:
+                for x in choice:
+                    nt = x[3]
+                    if nt >= 0:
+                        use[nt] = use.get(nt, 0) + x[4]
+                        if use[nt] > free[nt]:
                             ok = False
                             break
                 if not ok:
                     continue
-                value = sum(m.delta for m in choice) - move_penalty * k
+                value = sum(x[2] for x in choice) - move_penalty * k
                 if best is None or value > best[0] + 1e-12:
                     best = (value, choice)
         if best is not None and (fewest_moves or best[0] > -move_penalty * k):
             break  # fewest moves first (restarts are what depth bounds); or a loss-free set
-    return best
+    return None if best is None else (best[0], tuple(x[0] for x in best[1]))
 
 
-def _choices(cands, combo):
-    """All ways to pick one move from each chosen job."""
-    if len(combo) == 1:
-        for m in cands[combo[0]]:
-            yield (m,)
-        return
-    head, rest = combo[0], combo[1:]
-    for m in cands[head]:
-        for tail in _choices(cands, rest):
-            yield (m,) + tail
+_INF = float("inf")
+
+
+def cached_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need: int, depth: int,
+                   beam: int, skip: set[str], move_penalty: float, fewest_moves: bool, token: int):
+    """``best_release`` (with no ``allowed`` predicate), remembered while nothing changes.
+
+    Crius asks the same question for many queued jobs in one call (every job in the window
+    behind a blocked head, every shape).  The answer depends only on the virtual cluster,
+    the skip set and (t, need), so it is kept until the virtual cluster changes (``vc.gen``)
+    or ``token`` does (the caller's count of touched jobs: the skip set only grows within a
+    call).  A failure at ``need`` is a failure at any larger need: every test in
+    ``best_release`` that involves ``need`` gets harder as it grows.
+    """
+    key = (vc.gen, token)
+    if vc.memo_key != key:
+        vc.memo_key = key
+        vc.memo = {}
+        vc.fail = {}
+    if need >= vc.fail.get(t, _INF):
+        return None
+    hit = vc.memo.get((t, need), vc)
+    if hit is not vc:
+        return hit
+    got = best_release(vc, tables, t, need, depth, beam, skip, move_penalty, None, fewest_moves)
+    if got is None:
+        vc.fail[t] = need
+    else:
+        vc.memo[(t, need)] = got
+    return got
 
 
 def best_grow(vc: VirtualCluster, tables: dict[str, ShapeTable], skip: set[str], min_gain: float,
@@ -247,6 +294,17 @@ class _Synced:
             self.remove(jid)
         for jid, shape in shapes.items():
             if self.shape.get(jid) != shape or self.table.get(jid) is not self.tables[jid]:
+                self.update(jid, shape)
+
+    def sync_some(self, shapes: dict[str, Shape], jids) -> None:
+        """``sync`` for the jobs that may differ: those whose engine shape changed since the last
+        call, those that left, and those moved virtually in it (every other entry still holds)."""
+        for jid in jids:
+            shape = shapes.get(jid)
+            if shape is None:
+                if jid in self.shape:
+                    self.remove(jid)
+            elif not self.current(jid, shape):
                 self.update(jid, shape)
 
     def current(self, jid: str, shape: Shape) -> bool:

@@ -65,7 +65,7 @@ class CellEstimator:
         self.cluster = cluster
         self.params = params
         self._hw: dict[str, Hardware] = {}
-        self._cache: dict[tuple, Cell | None] = {}
+        self._cache: dict[tuple, object] = {}  # Cells, None (infeasible) and tuples of Cells
 
     # ------------------------------------------------------------------ plumbing
 
@@ -122,9 +122,16 @@ class CellEstimator:
 
     def cells(self, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int) -> tuple[Cell, ...]:
         """Every feasible estimated Cell of the job on these GPUs, shallowest pipeline first."""
-        depths = stage_counts(n_gpus, profile(model).n_layers) if n_gpus >= 1 else ()
-        found = (self.cell(model, batch, gpu_type, n_gpus, s) for s in depths)
-        return tuple(c for c in found if c is not None)
+        key = self._key("cells", model, batch, gpu_type, n_gpus, 0)
+        hit = self._cache.get(key)
+        if hit is not None:  # asked again for every job of the same model (profile() hashes the model)
+            return hit
+
+        def compute():
+            depths = stage_counts(n_gpus, profile(model).n_layers) if n_gpus >= 1 else ()
+            found = (self.cell(model, batch, gpu_type, n_gpus, s) for s in depths)
+            return tuple(c for c in found if c is not None)
+        return self._memo(key, compute)
 
     def best_cell(self, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int) -> Cell | None:
         """The best estimated Cell over pipeline depths 1, 2, 4, ... (log2(n_gpus) + 1 of them)."""
