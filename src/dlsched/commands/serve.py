@@ -44,6 +44,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-status-page", action="store_true", help="do not serve the status page")
     p.add_argument("--timeline", default=None, metavar="PATH",
                    help="on leaving, write the per-job timeline as Chrome-trace JSON (ui.perfetto.dev)")
+    from dlsched.commands._common import add_comm_args
+
+    add_comm_args(p, live=True)
     p.set_defaults(func=run)
 
 
@@ -114,7 +117,8 @@ def run(args) -> int:
         cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
                             max_time_s=args.max_time, namespace=args.namespace,
                             stop_workers_on_exit=not args.keep_workers, max_restarts=args.max_restarts,
-                            restart_backoff_s=args.restart_backoff)
+                            restart_backoff_s=args.restart_backoff, comm=args.comm,
+                            comm_levels=args.comm_levels, comm_reserved=args.comm_reserved)
         service = LiveService(store, policy, cfg)
         import signal
 

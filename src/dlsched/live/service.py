@@ -78,6 +78,9 @@ class ServiceConfig:
     restart_backoff_s: float = 2.0  # wait before the n-th restart in a row: this x 2^(n-1), at most 60 s
     sample_s: float = 1.0  # the series' throughput is measured over windows of about this long
     heartbeat_s: float = 1.0  # how often the service writes its heartbeat to the store
+    comm: str | None = None  # communication policy to ask and record (live/comm_record.py); None: none
+    comm_levels: int = 8
+    comm_reserved: int = 2
 
 
 @dataclass
@@ -161,6 +164,10 @@ class LiveService(GuardsMixin):
         self.free = self.core.free
         self.jobs: dict[str, JobState] = self.core.jobs
         self.rounds = RoundTimer(policy.period)
+        self.comm = None
+        if self.cfg.comm:  # asked on every start, stop and move; recorded, never programmed
+            from dlsched.live.comm_record import CommRecorder
+            self.comm = CommRecorder(cluster, self.cfg.comm, self.cfg.comm_levels, self.cfg.comm_reserved)
         self.live: dict[str, LiveJob] = {}
         self.segs: dict[str, Segment] = {}  # job -> its current segment (while placed)
         self.ending: dict[tuple[str, int], Segment] = {}  # segments told to stop / failed, still on GPUs
@@ -361,7 +368,13 @@ class LiveService(GuardsMixin):
     def write_results(self, out_dir) -> Path:
         params = {"cluster": self.cluster.name, **self.policy.describe(), **self.perf.describe(),
                   "jobs": len(self.store.jobs()), "mean_restore_s": self.mean_restore()}
-        return write_live_results(self.store, out_dir, params, self.cluster.num_gpus)
+        if self.comm is not None:
+            params["comm"] = self.comm.name
+        written = write_live_results(self.store, out_dir, params, self.cluster.num_gpus)
+        if self.comm is not None:
+            from dlsched.live.comm_record import write_comm_csv
+            write_comm_csv(self.store, out_dir)
+        return written
 
     def mean_restore(self) -> float | None:
         return sum(self._restore_times) / len(self._restore_times) if self._restore_times else None
@@ -605,6 +618,8 @@ class LiveService(GuardsMixin):
         seg = self.segs.pop(job.job_id, None)
         if seg is None:
             return
+        if self.comm is not None:
+            self.comm.removed(self.store, now, job.job_id)
         if seg.state == "waiting":  # never launched: nothing to stop
             self.store.put_segment(job.job_id, seg.number, state="abandoned", ended_at=now)
             return
@@ -650,6 +665,8 @@ class LiveService(GuardsMixin):
             self._end_segment(seg, now, "finished", rank0)
             self._persist(job, now, status="finished", allocation=None, held_since=None, finish_time=end)
             self.store.event(now, job.job_id, "finish", segment=seg.number, finish=end)
+            if self.comm is not None:
+                self.comm.removed(self.store, now, job.job_id)
         self._dirty = True
         if self.cfg.out_dir:
             self.write_results(self.cfg.out_dir)
@@ -672,6 +689,8 @@ class LiveService(GuardsMixin):
             self._persist(job, now, status="running", allocation=a.gpus, segment=number, held_since=now)
             self.store.event(now, job.job_id, a.kind, segment=number, gpus=list(a.gpus), cost_s=a.cost_s,
                              **({"from": list(a.old_gpus)} if a.old_gpus else {}))
+            if self.comm is not None:
+                self.comm.placed(self.store, now, job.spec, a.gpus)
 
     def _next_segment_number(self, job_id: str) -> int:
         row = self.store.db.execute("SELECT MAX(segment) FROM segments WHERE job_id=?", (job_id,)).fetchone()
