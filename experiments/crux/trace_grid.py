@@ -3,7 +3,7 @@
     PYTHONPATH=src python experiments/crux/trace_grid.py [--jobs 300] [--days 1] [--out /tmp/crux-grid]
         [--topologies crux-clos,crux-clos@2,crux-clos@4,crux-double-sided,crux-lingjun] [--policy fcfs]
 
-``crux-clos@R`` is the Clos at R:1 uplinks (the paper states 1:1; 2:1 and 4:1 show the sensitivity).
+``SPEC@R`` is that spec at R:1 uplinks (the paper states 1:1; 2:1 and 4:1 show the sensitivity).
 Prints, per fabric and scheduler, the paper's GPU utilisation (computation over cluster time), the
 compute share of busy GPU time, exposed communication and the largest contention group, so a gain or
 its absence can be read off the runs (docs/crux.md, "Trace simulation").
@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from dlsched.experiments.crux import COMM, TOPOLOGIES, clos_spec, trace_runs
+from dlsched.experiments.crux import COMM, TOPOLOGIES, spec_at, trace_runs
 
 PAPER = {"crux-clos": "CRUX +13..23% over the baselines", "crux-double-sided": "CRUX +4..7%"}
 
@@ -38,7 +38,7 @@ def main() -> int:
         name, _, ratio = topo.partition("@")
         d = out / topo.replace("@", "-")
         d.mkdir(parents=True, exist_ok=True)
-        spec = clos_spec(d, float(ratio)) if ratio else name
+        spec = spec_at(d, name, float(ratio)) if ratio else name
         got = trace_runs(d, a.jobs, a.days, cluster=spec, gpus=TOPOLOGIES[name], policies=[a.policy],
                          comms=a.comm.split(","), host_batch=not a.scale_batch,
                          progress=lambda i, n, what: print(f"  [{i}/{n}] {what}", file=sys.stderr, flush=True))

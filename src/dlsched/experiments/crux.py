@@ -138,16 +138,17 @@ def write_trace(path: Path, jobs: int, days: float, gpus_total: int = 2768, load
 TOPOLOGIES = {"crux-clos": 2768, "crux-double-sided": 2784, "crux-lingjun": 6776}  # spec -> GPUs
 
 
-def clos_spec(out_dir: Path, oversubscription: float) -> str:
-    """``crux-clos`` at another uplink ratio (the paper states 1:1; 2:1 and 4:1 show the sensitivity)."""
+def spec_at(out_dir: Path, name: str, oversubscription: float) -> str:
+    """A shipped CRUX spec at another uplink ratio (the paper states 1:1; 2:1 and 4:1 show the
+    sensitivity), written under ``out_dir``; the shipped name itself at 1:1."""
     if oversubscription == 1:
-        return "crux-clos"
+        return name
     import yaml
 
     from dlsched.cluster.spec import load_spec
 
-    spec = load_spec("crux-clos").model_dump(exclude_defaults=False)
-    spec["name"] = f"crux-clos-{oversubscription:g}to1"
+    spec = load_spec(name).model_dump(exclude_defaults=False)
+    spec["name"] = f"{name}-{oversubscription:g}to1"
     spec["network"]["oversubscription"] = oversubscription
     path = out_dir / f"{spec['name']}.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
