@@ -31,6 +31,7 @@ def main() -> int:
     ap.add_argument("--comm", default=",".join(COMM))
     ap.add_argument("--scale-batch", action="store_true", help="jobs scale their batch with their GPUs "
                     "(weak scaling) instead of keeping one host's batch")
+    ap.add_argument("--resume", action="store_true", help="keep runs already finished under --out")
     a = ap.parse_args()
     out = Path(a.out)
     rows = {}
@@ -39,8 +40,9 @@ def main() -> int:
         d = out / topo.replace("@", "-")
         d.mkdir(parents=True, exist_ok=True)
         spec = spec_at(d, name, float(ratio)) if ratio else name
-        got = trace_runs(d, a.jobs, a.days, cluster=spec, gpus=TOPOLOGIES[name], policies=[a.policy],
-                         comms=a.comm.split(","), host_batch=not a.scale_batch,
+        gpus, largest = TOPOLOGIES[name]
+        got = trace_runs(d, a.jobs, a.days, cluster=spec, gpus=gpus, max_gpus=largest, policies=[a.policy],
+                         comms=a.comm.split(","), host_batch=not a.scale_batch, resume=a.resume,
                          progress=lambda i, n, what: print(f"  [{i}/{n}] {what}", file=sys.stderr, flush=True))
         for (_, c), m in got.items():
             rows[(topo, c)] = m

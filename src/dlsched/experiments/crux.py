@@ -6,7 +6,7 @@ Three parts, each printing ours beside the paper's:
 - section 6.2 testbed cases on ``crux-testbed``: GPU utilisation of the jobs
   together under ECMP and under CRUX, and of each job alone;
 - section 6.3 trace simulation (full run only): GPU compute utilisation of every
-  communication policy with each job policy of ``JOB_POLICIES`` on a 2,048-GPU
+  communication policy with each job policy of ``JOB_POLICIES`` on the 2,768-GPU
   Clos (the shipped ``crux-clos`` spec), and the double-sided and Lingjun specs by ``experiments/crux/trace_grid.py``.
 
 ``JOB_POLICIES`` is the one list of job policies the trace part runs.
@@ -112,11 +112,14 @@ HOST_GPUS = 8
 
 
 def write_trace(path: Path, jobs: int, days: float, gpus_total: int = 2768, load: float = 0.6,
-                seed: int = 0, host_batch: bool = True) -> Path:
+                seed: int = 0, host_batch: bool = True, max_gpus: int | None = None) -> Path:
+    """``max_gpus``: leave out the larger size classes (a small cluster), the rest in proportion."""
     from dlsched.workload.models import get_model
 
     rng = np.random.default_rng(seed)
-    n = rng.choice(TRACE_GPUS[0], size=jobs, p=TRACE_GPUS[1])
+    keep = [i for i, g in enumerate(TRACE_GPUS[0]) if max_gpus is None or g <= max_gpus]
+    p = np.array([TRACE_GPUS[1][i] for i in keep])
+    n = rng.choice([TRACE_GPUS[0][i] for i in keep], size=jobs, p=p / p.sum())
     span = days * 86400.0
     mean_dur = load * gpus_total * span / float(n.sum())
     dur = rng.lognormal(np.log(mean_dur) - 0.5, 1.0, size=jobs)  # mean of a lognormal: exp(mu + 1/2)
@@ -135,7 +138,9 @@ def write_trace(path: Path, jobs: int, days: float, gpus_total: int = 2768, load
     return path
 
 
-TOPOLOGIES = {"crux-clos": 2768, "crux-double-sided": 2784, "crux-lingjun": 6776}  # spec -> GPUs
+# spec -> (GPUs, largest job): the paper's fabrics, and the 96-GPU testbed as a small check
+TOPOLOGIES = {"crux-clos": (2768, None), "crux-double-sided": (2784, None), "crux-lingjun": (6776, None),
+              "crux-testbed": (96, 32)}
 
 
 def spec_at(out_dir: Path, name: str, oversubscription: float) -> str:
@@ -176,16 +181,21 @@ def run_metrics(d: Path) -> dict[str, float]:
 
 
 def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos", gpus: int = 2768,
-               policies=None, comms=None, progress=None, host_batch: bool = True) -> dict[tuple[str, str], dict]:
-    """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run."""
+               max_gpus: int | None = None,
+               policies=None, comms=None, progress=None, host_batch: bool = True,
+               resume: bool = False) -> dict[tuple[str, str], dict]:
+    """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run (``resume``:
+    keep a finished run's results; the trace is seeded, so it is the same file)."""
     from dlsched.cli import main
 
-    trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch)
+    trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch,
+                        max_gpus=max_gpus)
     res = {}
     runs = [(p, c) for p in (policies or JOB_POLICIES) for c in (comms or COMM)]
     for i, (p, c) in enumerate(runs):
         d = out_dir / f"{p}-{c}"
-        rc = main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", p, "--comm", c,
+        done = resume and (d / "timing.json").exists()
+        rc = 0 if done else main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", p, "--comm", c,
                    "--out", str(d), "--quiet", "--fit-requests"])
         if rc:
             raise RuntimeError(f"simulate {p} {c} on {cluster} failed ({rc})")
