@@ -40,20 +40,24 @@ def test_double_sided_racks_are_tor_pairs():
         assert len(tors) == 2, (r, tors)
 
 
-def test_double_sided_needs_three_equal_racks(tmp_path):
-    spec = tmp_path / "ds.yaml"
-    spec.write_text("name: ds\nnode_groups:\n  - {name: a, gpu: A100-80G, nodes: 8, gpus_per_node: 8, "
-                    "nic_gbps: 1600, nics: 8, nodes_per_rack: 4}\nnetwork: {topology: double-sided}\n")
-    with pytest.raises(InputError, match="3 ToR pairs"):
+BAD_SPECS = {  # (group line, network line, error match, needs the Lingjun file)
+    "double-sided, racks": ("nodes: 8, gpus_per_node: 8, nic_gbps: 1600, nics: 8, nodes_per_rack: 4",
+                            "topology: double-sided", "3 ToR pairs", False),
+    "double-sided, spines": ("nodes: 6, gpus_per_node: 8, nodes_per_rack: 2",
+                             "topology: double-sided, spines: 4", "spines 4", False),
+    "lingjun, group": ("nodes: 5, gpus_per_node: 8", "topology: lingjun", "node group S1", True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SPECS))
+def test_a_spec_not_matching_its_fabric_is_a_clear_error(case, tmp_path, request):
+    group, network, match, lingjun = BAD_SPECS[case]
+    if lingjun:
+        request.getfixturevalue("shared_dir")  # skips with the reason when ../shared is absent
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(f"name: bad\nnode_groups:\n  - {{name: S1, gpu: A100-80G, {group}}}\nnetwork: {{{network}}}\n")
+    with pytest.raises(Exception, match=match):
         contention_for(Cluster.load(str(spec)))
-
-
-def test_spines_only_on_clos(tmp_path):
-    spec = tmp_path / "ds.yaml"
-    spec.write_text("name: ds\nnode_groups:\n  - {name: a, gpu: A100-80G, nodes: 6, gpus_per_node: 8, "
-                    "nodes_per_rack: 2}\nnetwork: {topology: double-sided, spines: 4}\n")
-    with pytest.raises(Exception, match="spines 4"):
-        Cluster.load(str(spec))
 
 
 @pytest.mark.shared
@@ -72,15 +76,6 @@ def test_lingjun_nodes_sit_under_their_tor(shared_dir):
         nic = g.hosts[host].nics[0]
         assert f"ASW:{node.group}" in set(g.graph.successors(nic))
     assert len(seen) == 847
-
-
-@pytest.mark.shared
-def test_lingjun_group_not_matching_the_file_is_an_error(shared_dir, tmp_path):
-    spec = tmp_path / "lj.yaml"
-    spec.write_text("name: lj\nnode_groups:\n  - {name: S1, gpu: A100-80G, nodes: 5, gpus_per_node: 8}\n"
-                    "network: {topology: lingjun}\n")
-    with pytest.raises(InputError, match="node group S1"):
-        contention_for(Cluster.load(str(spec)))
 
 
 def test_trace_is_shaped_as_the_papers(tmp_path):
