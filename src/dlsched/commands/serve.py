@@ -91,6 +91,14 @@ def run(args) -> int:
 
     policy = make_policy(args.policy, **policy_options(args.option, [args.policy])[args.policy])
     _check_numbers(args)
+    if args.comm:  # a bad level count fails here, before Ray starts
+        from dlsched.comm import make_comm_policy
+
+        try:
+            make_comm_policy(args.comm, args.comm_levels, args.comm_reserved)
+        except ValueError as e:
+            raise InputError(f"--comm {args.comm} --comm-levels {args.comm_levels} --comm-reserved "
+                             f"{args.comm_reserved}: {e}") from None
     import ray  # without the live extra, fail here: before any state is written
 
     # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
