@@ -17,8 +17,9 @@ held fixed:
   Sincronia's and Varys's compressions against it.
 
 Scale, stated: the paper runs 1,500 cases; an evaluation here is a flow-model
-solve (milliseconds), ~400 per case, so the full run takes 150 cases and the
-quick one 12.
+solve (milliseconds), ~400 per case (~0.9-1.4 CPU s), so ``reproduce crux``
+runs 3 cases (``--quick``) or 60, and ``experiments/crux/micro.py`` the
+paper's 1,500 (~22 CPU minutes).
 """
 
 from __future__ import annotations
