@@ -126,3 +126,26 @@ def test_recorder_records_changes_only(tmp_path):
     write_comm_csv(store, tmp_path)
     with open(tmp_path / "comm.csv", newline="") as fh:
         assert len(list(csv.DictReader(fh))) == len(store.events("comm"))
+
+
+def test_a_moved_job_drops_its_old_path_pins():
+    """A job pinned across ToRs, then moved under one ToR (one path): its pins must not follow it."""
+    from dlsched.comm import ScheduledContention, make_comm_policy
+    from dlsched.perf.default import default_perf_model
+    from dlsched.policies.base import Allocation
+    from dlsched.workload.job import JobSpec
+
+    c = Cluster.load("crux-testbed")  # 3 hosts per ToR, 2 aggregation switches
+    perf = default_perf_model(c)
+    model = ScheduledContention(contention_for(c), make_comm_policy("crux", 8, 2))
+
+    def place(job, hosts):
+        gpus = [g for h in hosts for g in range(h * 8, h * 8 + 8)]
+        spec = JobSpec(job, 0.0, "bert-large", len(gpus), total_iterations=10)
+        model.add(job, spec, Allocation.of(gpus), perf.price(spec, gpus))
+
+    for job, hosts in (("a", (0, 3)), ("b", (1, 4))):
+        place(job, hosts)
+    assert model._pins.get("a")  # CRUX pinned a's flows across the two aggregation switches
+    place("a", (0, 2))  # moved under ToR 0 (hosts 0-2): a single path between its hosts
+    assert model.iteration_time("a")[0] > 0

@@ -39,6 +39,9 @@ class ScheduledContention:
     # ------------------------------------------------------------------ engine protocol
 
     def add(self, job_id, spec, allocation, cost) -> Iterable[str]:
+        old = self._placed.get(job_id)
+        if old is not None and tuple(old[1].gpus) != tuple(allocation.gpus) and self._pins.pop(job_id, None):
+            self.flow.pin(job_id, {})  # a moved or resized job has other flows: its old pins mean nothing
         self._placed[job_id] = (spec, allocation, cost)
         if job_id not in self._arrival:
             self._count += 1
