@@ -149,3 +149,8 @@ def test_a_moved_job_drops_its_old_path_pins():
     assert model._pins.get("a")  # CRUX pinned a's flows across the two aggregation switches
     place("a", (0, 2))  # moved under ToR 0 (hosts 0-2): a single path between its hosts
     assert model.iteration_time("a")[0] > 0
+    place("b", (1, 5))
+    assert model._pins.get("b")
+    model.remove("b")  # as the core moves a job: remove, then add at the new place
+    place("b", (4, 5))  # under ToR 1: a single path
+    assert model.iteration_time("b")[0] > 0

@@ -52,7 +52,8 @@ class ScheduledContention:
     def remove(self, job_id) -> Iterable[str]:
         self._placed.pop(job_id, None)
         self._arrival.pop(job_id, None)
-        self._pins.pop(job_id, None)
+        if self._pins.pop(job_id, None):
+            self.flow.pin(job_id, {})  # it may come back elsewhere (resume, migration): not on these paths
         self._levels.pop(job_id, None)
         touched = set(self.flow.remove(job_id))
         return sorted((touched | self._reassign()) - {job_id})
