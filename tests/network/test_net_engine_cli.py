@@ -67,7 +67,19 @@ def test_net_example_prints_each_job(capsys):
     assert "tor0->agg0" in out
 
 
+def test_net_pipeline_example_sends_plan_traffic(capsys):
+    assert main(["net", "examples/net_pipeline.yaml"]) == 0
+    out = capsys.readouterr().out
+    for job in ("gpt-a", "gpt-b", "moe"):
+        assert f"│ {job} " in out
+    assert "1.000x" not in out.split("gpt-a")[1].split("\n")[0], "the pipelines share uplinks: they must slow"
+
+
 @pytest.mark.parametrize("text, where", [
+    ("topology: {kind: clos, hosts: 4}\njobs:\n  - {id: a, model: gpt-1.3b, hosts: [0, 1], stages: 2, tp: 3}\n",
+     "line 3, field 'tp'"),
+    ("topology: {kind: clos, hosts: 4}\njobs:\n  - {id: a, hosts: [0, 1], stages: 2, iteration_s: 1, comm_s: 0, "
+     "gradient_mb: 1}\n", "field 'jobs.0'"),
     ("topology: {kind: clos, hosts: 4}\njobs:\n  - {id: a, model: resnet50, hosts: [0, 9]}\n", "line 3, field 'hosts'"),
     ("topology: {kind: clos, hosts: 4}\njobs:\n  - {id: a, hosts: [0, 1]}\n", "field 'jobs.0'"),
     ("topology: {kind: clos, hosts: 4}\njobs:\n  - {id: a, model: nosuch, hosts: [0, 1]}\n", "field 'model'"),

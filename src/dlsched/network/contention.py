@@ -29,7 +29,8 @@ import numpy as np
 from dlsched.network.graph import LinkGraph
 from dlsched.network.microsim import MAX_SIMULATED_JOBS, all_communicating, simulate_group
 from dlsched.network.paths import PathTable
-from dlsched.network.traffic import JobTraffic, gradient_bytes, ring_flows
+from dlsched.network.plan_traffic import Demand, alltoall_demands, plan_demands
+from dlsched.network.traffic import JobTraffic, demand_flows, gradient_bytes, rail_ring_demands, ring_flows
 
 
 @dataclass
@@ -50,8 +51,10 @@ class _Job:
 class FlowContention:
     """Flow-level contention between placed jobs on a link graph (see the module docstring)."""
 
-    def __init__(self, graph: LinkGraph, seed: int = 0, gpu_host=None):
+    def __init__(self, graph: LinkGraph, seed: int = 0, gpu_host=None, plan_of=None):
         self.graph = graph
+        # (spec, model, GPU ids) -> the job's parallelism plan or None (data parallel), for ``add``
+        self._plan_of = plan_of
         self.seed = seed
         self.paths = PathTable(graph)
         self._capacity = graph.capacity
@@ -72,8 +75,14 @@ class FlowContention:
                       "largest_group": 0}
 
     @classmethod
-    def for_cluster(cls, cluster, seed: int = 0, graph: LinkGraph | None = None) -> "FlowContention":
-        """Contention on the link graph a cluster spec describes (hosts are the cluster's nodes)."""
+    def for_cluster(cls, cluster, seed: int = 0, graph: LinkGraph | None = None,
+                    plans: str = "adaptive") -> "FlowContention":
+        """Contention on the link graph a cluster spec describes (hosts are the cluster's nodes).
+
+        ``plans="adaptive"``: a large model (one the parallelism model knows) sends the traffic of
+        the plan the default perf model prices it at (``CellEstimator.optimum``); ``"none"``: every
+        job without a plan in its allocation is data-parallel.
+        """
         from dlsched.network.topologies import from_cluster
 
         graph = graph or from_cluster(cluster)
@@ -83,7 +92,9 @@ class FlowContention:
             h = int(cluster.gpu_node[g])
             return h, int(g - first[h])
 
-        return cls(graph, seed, gpu_host)
+        if plans not in ("adaptive", "none"):
+            raise ValueError(f"plans must be 'adaptive' or 'none', not {plans!r}")
+        return cls(graph, seed, gpu_host, optimum_plans(cluster) if plans == "adaptive" else None)
 
     # ------------------------------------------------------------------ engine protocol
 
@@ -92,7 +103,29 @@ class FlowContention:
         if self._gpu_host is None:
             raise TypeError("this FlowContention was built without a cluster; use add_placed")
         placement = [self._gpu_host(int(g)) for g in allocation.gpus]
-        return self.add_placed(job_id, placement, gradient_bytes(spec), cost.total, cost.comm)
+        demands = self._parallel_demands(spec, allocation, placement)
+        if demands is None:
+            return self.add_placed(job_id, placement, gradient_bytes(spec), cost.total, cost.comm)
+        return self.add_demands(job_id, demands, cost.total, cost.comm)
+
+    def _parallel_demands(self, spec, allocation, placement) -> list[Demand] | None:
+        """The job's demands when it is not a plain data-parallel ring: a plan's, or a MoE job's
+        ring plus its expert all-to-alls (every GPU an expert rank, as ``PlacementPerfModel``)."""
+        from dlsched.perf.parallel.plan import Plan
+        from dlsched.workload.models import get_model
+
+        model = get_model(spec.model, spec.params)
+        plan = allocation.plan if isinstance(allocation.plan, Plan) else None
+        if plan is None and self._plan_of is not None:
+            plan = self._plan_of(spec, model, allocation.gpus)
+        if plan is not None and plan.n_gpus == len(placement):
+            return plan_demands(placement, model, spec.batch_size, plan)
+        if model.family != "moe" or len(placement) < 2:
+            return None
+        from dlsched.perf.model import _alltoall_traffic
+
+        per_rank = sum(nb for nb, _ in _alltoall_traffic(model)) * spec.batch_size / len(placement)
+        return rail_ring_demands(self.graph, placement, gradient_bytes(spec)) + alltoall_demands(placement, per_rank)
 
     def remove(self, job_id: str) -> Iterable[str]:
         """The job left its GPUs; returns the jobs whose iteration time changed."""
@@ -114,13 +147,22 @@ class FlowContention:
                    comm: float) -> list[str]:
         """Place a job on (host, local GPU) pairs with ``nbytes`` all-reduced per iteration, priced
         ``total`` seconds per iteration alone, ``comm`` of them exposed communication."""
+        return self._place(job_id, lambda: ring_flows(self.graph, self.paths, job_id, placement, nbytes,
+                                                       self.seed, self._pins.get(job_id)), total, comm)
+
+    def add_demands(self, job_id: str, demands: Sequence[Demand], total: float, comm: float) -> list[str]:
+        """Place a job by its per-iteration network demands (``plan_traffic``) between (host, local
+        GPU) pairs, priced ``total`` seconds per iteration alone, ``comm`` of them exposed."""
+        return self._place(job_id, lambda: demand_flows(self.graph, self.paths, job_id, demands, self.seed,
+                                                         self._pins.get(job_id)), total, comm)
+
+    def _place(self, job_id: str, make_traffic, total: float, comm: float) -> list[str]:
         before = {}
         old_neighbours: set[str] = set()
         if job_id in self._jobs:
             before = self._snapshot_neighbours(job_id)
             old_neighbours = self._unregister(job_id)
-        traffic = ring_flows(self.graph, self.paths, job_id, placement, nbytes, self.seed,
-                             self._pins.get(job_id))
+        traffic = make_traffic()
         lc = traffic.link_counts()
         links = np.fromiter(lc.keys(), dtype=np.int64, count=len(lc))
         counts = np.fromiter(lc.values(), dtype=np.float64, count=len(lc))
@@ -315,3 +357,21 @@ class FlowContention:
             else:
                 self._util.pop(l, None)
             self._util_dirty.add(l)
+
+
+def optimum_plans(cluster):
+    """(spec, model, GPU ids) -> the plan ``AdaptivePerfModel`` prices a large model at, else None."""
+    from dlsched.perf.adaptive import shared_estimator
+    from dlsched.workload.zoo_large import layer_traits
+
+    estimator = shared_estimator(cluster)
+
+    def plan_of(spec, model, gpus):
+        if layer_traits(model) is None or len(gpus) < 2:
+            return None
+        # a mixed allocation is priced at its slowest type; its plan is taken on the first GPU's type
+        gpu_type = cluster.gpu_types[int(cluster.gpu_type_idx[int(gpus[0])])].name
+        cell = estimator.optimum(model, spec.batch_size, gpu_type, len(gpus))
+        return None if cell is None else cell.plan
+
+    return plan_of

@@ -11,7 +11,10 @@ YAML::
 ``clos``, ``double-sided`` or ``lingjun`` (``path`` defaults to the shared topo.csv).
 A job names a zoo ``model`` (priced by the perf model) or gives its own
 ``iteration_s``, ``comm_s`` (exposed) and ``gradient_mb`` (bytes all-reduced per
-iteration), as a profiler would measure them.  CSV: one job per row with the same
+iteration), as a profiler would measure them.  A model job may give a parallelism
+plan, ``stages`` (pipeline stages, Crius's stage partition) and ``tp`` (tensor degree
+of every stage; the rest is data parallel); it is then priced by the parallelism
+model and sends the plan's pipeline, expert and tensor traffic.  CSV: one job per row with the same
 columns, ``hosts`` separated by ``;``; the topology then comes from ``--topology``.
 """
 
@@ -68,6 +71,8 @@ class PlacedJob(_Strict):
     gradient_mb: float | None = Field(None, ge=0)
     priority: int = Field(0, ge=0)
     paths: dict[int, int] = Field(default_factory=dict)  # flow index -> path index (pinned)
+    stages: int | None = Field(None, ge=1)  # pipeline stages of a parallelism plan (model jobs)
+    tp: int | None = Field(None, ge=1)  # tensor-parallel degree of every stage
 
     @model_validator(mode="after")
     def _priced(self):
@@ -77,6 +82,8 @@ class PlacedJob(_Strict):
         if self.model is not None and any(given):
             raise ValueError("give 'model' or measured times ('iteration_s', 'comm_s', 'gradient_mb'), "
                              "not both")
+        if self.model is None and (self.stages is not None or self.tp is not None):
+            raise ValueError("'stages' and 'tp' describe a zoo model's plan: give 'model'")
         if self.comm_s is not None and self.iteration_s is not None and self.comm_s > self.iteration_s:
             raise ValueError("comm_s cannot exceed iteration_s")
         if len(set(map(str, self.hosts))) != len(self.hosts):
@@ -98,7 +105,7 @@ class NetInput(_Strict):
 
 
 CSV_COLUMNS = ("id", "hosts", "gpus_per_host", "model", "params", "batch", "iteration_s", "comm_s",
-               "gradient_mb", "priority")
+               "gradient_mb", "priority", "stages", "tp")
 
 
 def read_net_input(path: str | Path) -> tuple[NetInput, dict[str, int]]:
@@ -144,7 +151,7 @@ def _read_csv(path: Path, source: str) -> tuple[NetInput, dict[str, int]]:
             try:
                 if col == "hosts":
                     rec[col] = [int(h) if h.strip().isdigit() else h.strip() for h in raw.split(";")]
-                elif col in ("gpus_per_host", "batch", "priority"):
+                elif col in ("gpus_per_host", "batch", "priority", "stages", "tp"):
                     rec[col] = int(raw)
                 elif col in ("iteration_s", "comm_s", "gradient_mb"):
                     rec[col] = float(raw)

@@ -11,16 +11,16 @@ saturates or a job reaches its cap, freezes those jobs, and goes on
 (Bertsekas and Gallager, Data Networks, section 6.5.2).  A lower level gets
 only what the levels above left.
 
-Plain Python over sparse lists: the groups are small (tens of jobs, each on a
-few shared links) and this runs at every event of a micro-simulation, where
-numpy's per-call overhead on tiny arrays cost ten times more.
+Plain Python over sparse dicts: the groups are small (tens of jobs, each on a few shared
+links) and this runs at every event of a micro-simulation, where numpy's per-call overhead on
+tiny arrays costs more than the work (and a heap of fill levels costs more than the scan).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-_EPS = 1e-12
+_EPS = 1e-12  # relative residual below which a link counts as full
 
 
 def maxmin_rates(job_links: Sequence[Sequence[tuple[int, float]]], capacity: Sequence[float],
@@ -32,13 +32,13 @@ def maxmin_rates(job_links: Sequence[Sequence[tuple[int, float]]], capacity: Seq
     """
     n = len(job_links)
     x = [0.0] * n
-    residual = list(capacity)
+    residual = {l: float(capacity[l]) for links in job_links for l, _ in links}
+    full = {l: _EPS * max(c, 1.0) for l, c in residual.items()}
     levels = [0] * n if level is None else level
-    inf = float("inf")
     for lv in sorted(set(levels)):
-        # inside a level every unfrozen job has the same rate t; load counts the flows still rising
+        # inside a level every rising job has the same rate t; load counts the flows still rising
         members = [j for j in range(n) if levels[j] == lv]
-        active = set(members)
+        rising = set(members)
         by_cap = sorted(members, key=lambda j: cap[j])
         next_cap = 0
         load: dict[int, float] = {}
@@ -48,35 +48,37 @@ def maxmin_rates(job_links: Sequence[Sequence[tuple[int, float]]], capacity: Seq
                 load[l] = load.get(l, 0.0) + k
                 on_link.setdefault(l, []).append(j)
         t = 0.0
-        while active:
-            while next_cap < len(by_cap) and by_cap[next_cap] not in active:
+        while rising:
+            while by_cap[next_cap] not in rising:
                 next_cap += 1
-            step = cap[by_cap[next_cap]] - t if next_cap < len(by_cap) else inf
+            c = cap[by_cap[next_cap]]
+            step = c - t
             for l, k in load.items():
-                if k > 0:
-                    share = residual[l] / k
-                    if share < step:
-                        step = share
-            step = max(step, 0.0)
+                share = residual[l] / k
+                if share < step:
+                    step = share
+            if step < 0.0:
+                step = 0.0
             t += step
             frozen = set()
             for l, k in load.items():
-                if k > 0:
-                    residual[l] -= step * k
-                    if residual[l] <= _EPS * max(capacity[l], 1.0):
-                        residual[l] = 0.0
-                        frozen.update(j for j in on_link[l] if j in active)
-            while next_cap < len(by_cap) and cap[by_cap[next_cap]] - t <= _EPS * max(cap[by_cap[next_cap]], 1.0):
-                if by_cap[next_cap] in active:
-                    frozen.add(by_cap[next_cap])
-                next_cap += 1
+                r = residual[l] - step * k
+                if r <= full[l]:
+                    r = 0.0
+                    frozen.update(on_link[l])
+                residual[l] = r
+            if c - t <= _EPS * max(c, 1.0):
+                frozen.add(by_cap[next_cap])
+            frozen &= rising
             if not frozen:  # numerical guard: the step froze nothing
-                frozen = set(active)
+                frozen = set(rising)
             for j in frozen:
                 x[j] = t
-                active.discard(j)
+                rising.discard(j)
                 for l, k in job_links[j]:
-                    load[l] -= k
-            for l in [l for l, k in load.items() if k <= 0]:
-                del load[l]
+                    left = load[l] - k
+                    if left > 0:
+                        load[l] = left
+                    else:
+                        del load[l]
     return x

@@ -10,7 +10,8 @@ from dlsched.errors import InputError
 from dlsched.network.contention import FlowContention
 from dlsched.network.graph import LinkGraph
 from dlsched.network.jobfile import NetInput, TopologySpec
-from dlsched.network.traffic import gradient_bytes
+from dlsched.perf.base import IterCost
+from dlsched.policies.base import Allocation
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
 
@@ -93,7 +94,7 @@ def evaluate(net: NetInput, lines: dict[str, int], source: str, seed: int = 0) -
 
     perf = PlacementPerfModel(cluster)
     names = graph.host_index()
-    fc = FlowContention(graph, seed)
+    fc = FlowContention.for_cluster(cluster, seed, graph=graph, plans="none")
     placed = []
     for job in net.jobs:
         line = lines.get(job.id)
@@ -109,24 +110,30 @@ def evaluate(net: NetInput, lines: dict[str, int], source: str, seed: int = 0) -
             raise InputError(f"job {job.id}: {per} GPUs per host; hosts have "
                              f"{len(graph.hosts[hosts[0]].gpus)}", file=source, line=line, field="gpus_per_host")
         placement = [(h, g) for h in hosts for g in range(per)]
-        if job.model is not None:
-            try:
-                model = get_model(job.model, job.params)
-            except InputError as e:
-                raise InputError(e.reason, file=source, line=line, field="model") from None
-            n = len(placement)
-            spec = JobSpec(job.id, 0.0, job.model, n, batch_size=job.batch or model.default_batch * n,
-                           total_iterations=1, params=job.params)
-            gpus = [cluster.nodes[h].first_gpu + g for h, g in placement]
-            cost = perf.price(spec, gpus)
-            total, comm, nbytes = cost.total, cost.comm, gradient_bytes(spec)
-        else:
-            total, comm, nbytes = job.iteration_s, job.comm_s, job.gradient_mb * MB
         fc.set_priority(job.id, job.priority)
         if job.paths:
             fc.pin(job.id, job.paths)
         try:
-            fc.add_placed(job.id, placement, nbytes, total, comm)
+            if job.model is not None:
+                try:
+                    model = get_model(job.model, job.params)
+                except InputError as e:
+                    raise InputError(e.reason, file=source, line=line, field="model") from None
+                n = len(placement)
+                spec = JobSpec(job.id, 0.0, job.model, n, batch_size=job.batch or model.default_batch * n,
+                               total_iterations=1, params=job.params)
+                gpus = [cluster.nodes[h].first_gpu + g for h, g in placement]
+                plan = None
+                if job.stages is not None or job.tp is not None:
+                    plan, total = _planned(job, model, spec.batch_size, n, cluster, source, line)
+                    cost = IterCost(total, total, 0.0)
+                else:
+                    cost = perf.price(spec, gpus)
+                fc.add(job.id, spec, Allocation.of(gpus, plan), cost)
+                total, comm = cost.total, cost.comm
+            else:
+                total, comm = job.iteration_s, job.comm_s
+                fc.add_placed(job.id, placement, job.gradient_mb * MB, total, comm)
         except ValueError as e:
             raise InputError(f"job {job.id}: {e}", file=source, line=line, field="paths") from None
         placed.append((job.id, len(hosts), len(placement), total, comm))
@@ -136,3 +143,26 @@ def evaluate(net: NetInput, lines: dict[str, int], source: str, seed: int = 0) -
         link, load = fc.bottleneck(jid)
         rows.append(NetRow(jid, nh, ng, total, t, comm, c, fc.traffic(jid).network_bytes / MB, link, load))
     return rows, graph
+
+
+def _planned(job, model, batch: int, n: int, cluster: Cluster, source: str, line: int | None):
+    """The plan ``stages`` x ``tp`` of a model job (Crius's stage partition), and its seconds per iteration."""
+    from dlsched.perf.adaptive import shared_estimator
+    from dlsched.perf.parallel.cost import plan_time
+    from dlsched.perf.parallel.partition import stage_partition
+
+    stages, tp = job.stages or 1, job.tp or 1
+    if stages > len(model.layers) or n < stages * tp:
+        raise InputError(f"job {job.id}: {stages} stages x tp {tp} need at least {stages * tp} GPUs and "
+                         f"{stages} layers; it has {n} GPUs, {len(model.layers)} layers",
+                         file=source, line=line, field="stages")
+    split = stage_partition(model, n, stages)
+    if any(g % tp for g in split.gpus):
+        raise InputError(f"job {job.id}: stage GPU counts {list(split.gpus)} are not all multiples of tp {tp}",
+                         file=source, line=line, field="tp")
+    plan = split.with_degrees([(g // tp, tp) for g in split.gpus])
+    t = plan_time(model, batch, plan, shared_estimator(cluster).hardware(cluster.gpu_types[0].name))
+    if t is None:
+        raise InputError(f"job {job.id}: plan {plan.describe()} cannot run (memory, or fewer samples than "
+                         f"replicas, or more tensor shards than heads)", file=source, line=line, field="stages")
+    return plan, t
