@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
-from dlsched.network.contention import FlowContention
+from dlsched.network.contention import FlowContention, optimum_plans
 from dlsched.network.topologies import double_sided
 
 LINGJUN_TOPO = Path("traces") / "alibaba-lingjun-2023" / "topo.csv"
@@ -40,7 +40,8 @@ def contention_for(cluster: Cluster, seed: int = 0) -> FlowContention:
         node = int(cluster.gpu_node[g])
         return host_of[node], int(g - first[node])
 
-    return FlowContention(graph, seed, gpu_host)
+    # large models send their parallelism plan's traffic, as for_cluster's default (plans="adaptive")
+    return FlowContention(graph, seed, gpu_host, optimum_plans(cluster))
 
 
 def _one_group(cluster: Cluster):
