@@ -35,3 +35,10 @@ def test_no_level_left_is_a_clear_error(tmp_path, capsys):
                "--comm-reserved", "2", "--out", str(tmp_path / "x"), "--quiet"])
     assert rc != 0
     assert "--comm-reserved 2" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_bad_level_count_before_ray(tmp_path, capsys):
+    rc = main(["serve", "--comm", "crux", "--comm-levels", "2", "--comm-reserved", "2",
+               "--state", str(tmp_path / "state")])
+    assert rc != 0 and "--comm-reserved 2" in capsys.readouterr().err
+    assert not (tmp_path / "state").exists()  # nothing written, Ray never started

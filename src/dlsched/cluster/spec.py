@@ -93,7 +93,9 @@ class NodeGroupSpec(_Strict):
 
 
 class NetworkSpec(_Strict):
-    topology: Literal["tiered", "clos"] = "tiered"
+    # double-sided and lingjun: CRUX's link graphs (section 6.1 and the Lingjun topo.csv), built by
+    # dlsched.comm.fabric for the flow model; the alpha-beta perf model still prices them by tiers
+    topology: Literal["tiered", "clos", "double-sided", "lingjun"] = "tiered"
     rack_gbps: float | None = Field(None, gt=0)  # intra-rack per-port speed; default: the NIC's
     rack_latency_us: float = Field(5.0, ge=0)
     inter_rack_gbps: float | None = Field(None, gt=0)  # per-host speed across racks; default: the NIC's
@@ -105,9 +107,9 @@ class NetworkSpec(_Strict):
 
     @model_validator(mode="after")
     def _spines_need_clos(self):
-        if self.topology == "tiered" and self.spines != 1:  # the tiered model has one path between racks
-            raise ValueError(f"spines {self.spines} describes a Clos fabric; set topology: clos (the tiered "
-                             "model would ignore it)")
+        if self.topology != "clos" and self.spines != 1:  # the tiered model has one path between racks
+            raise ValueError(f"spines {self.spines} describes a Clos fabric; set topology: clos (the "
+                             f"{self.topology} model would ignore it)")
         return self
 
 

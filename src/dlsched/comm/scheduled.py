@@ -39,6 +39,9 @@ class ScheduledContention:
     # ------------------------------------------------------------------ engine protocol
 
     def add(self, job_id, spec, allocation, cost) -> Iterable[str]:
+        old = self._placed.get(job_id)
+        if old is not None and tuple(old[1].gpus) != tuple(allocation.gpus) and self._pins.pop(job_id, None):
+            self.flow.pin(job_id, {})  # a moved or resized job has other flows: its old pins mean nothing
         self._placed[job_id] = (spec, allocation, cost)
         if job_id not in self._arrival:
             self._count += 1
@@ -49,7 +52,8 @@ class ScheduledContention:
     def remove(self, job_id) -> Iterable[str]:
         self._placed.pop(job_id, None)
         self._arrival.pop(job_id, None)
-        self._pins.pop(job_id, None)
+        if self._pins.pop(job_id, None):
+            self.flow.pin(job_id, {})  # it may come back elsewhere (resume, migration): not on these paths
         self._levels.pop(job_id, None)
         touched = set(self.flow.remove(job_id))
         return sorted((touched | self._reassign()) - {job_id})

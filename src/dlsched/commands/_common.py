@@ -72,10 +72,12 @@ def comm_name(text: str) -> str:
     return text
 
 
-def add_comm_args(p: argparse.ArgumentParser) -> None:
+def add_comm_args(p: argparse.ArgumentParser, live: bool = False) -> None:
+    what = ("recorded, not programmed: each assignment goes to the state's events and comm.csv under --out"
+            if live else "implies --network flow")
     p.add_argument("--comm", default=None, type=comm_name, metavar="NAME",
                    help="communication policy choosing each job's paths and priority levels (docs/crux.md; "
-                        "`dlsched policies` lists them); implies --network flow (default: none, i.e. ECMP "
+                        f"`dlsched policies` lists them); {what} (default: none, i.e. ECMP "
                         "with no priorities)")
     p.add_argument("--comm-levels", type=positive_int, default=8, metavar="K",
                    help="hardware priority levels of the fabric (default 8)")
@@ -129,9 +131,9 @@ def contention_model(args, cluster: Cluster):
     comm = getattr(args, "comm", None)
     if getattr(args, "network", "off") != "flow" and comm is None:
         return None
-    from dlsched.network.contention import FlowContention
+    from dlsched.comm.fabric import contention_for
 
-    flow = FlowContention.for_cluster(cluster, seed=args.seed)
+    flow = contention_for(cluster, seed=args.seed)  # CRUX's double-sided and Lingjun graphs included
     if comm is None:
         return flow
     from dlsched.comm import ScheduledContention, make_comm_policy

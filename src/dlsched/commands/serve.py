@@ -47,6 +47,9 @@ def add_parser(sub) -> None:
     p.add_argument("--no-status-page", action="store_true", help="do not serve the status page")
     p.add_argument("--timeline", default=None, metavar="PATH",
                    help="on leaving, write the per-job timeline as Chrome-trace JSON (ui.perfetto.dev)")
+    from dlsched.commands._common import add_comm_args
+
+    add_comm_args(p, live=True)
     p.set_defaults(func=run)
 
 
@@ -92,6 +95,14 @@ def run(args) -> int:
 
     policy = make_policy(args.policy, **policy_options(args.option, [args.policy])[args.policy])
     _check_numbers(args)
+    if args.comm:  # a bad level count fails here, before Ray starts
+        from dlsched.comm import make_comm_policy
+
+        try:
+            make_comm_policy(args.comm, args.comm_levels, args.comm_reserved)
+        except ValueError as e:
+            raise InputError(f"--comm {args.comm} --comm-levels {args.comm_levels} --comm-reserved "
+                             f"{args.comm_reserved}: {e}") from None
     import ray  # without the live extra, fail here: before any state is written
 
     # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
@@ -118,7 +129,8 @@ def run(args) -> int:
         cfg = ServiceConfig(tick_s=args.tick, exit_when_done=args.exit_when_done, out_dir=args.out,
                             max_time_s=args.max_time, namespace=args.namespace,
                             stop_workers_on_exit=not args.keep_workers, max_restarts=args.max_restarts,
-                            restart_backoff_s=args.restart_backoff, slice_quantum_s=args.slice_quantum)
+                            restart_backoff_s=args.restart_backoff, slice_quantum_s=args.slice_quantum,
+                            comm=args.comm, comm_levels=args.comm_levels, comm_reserved=args.comm_reserved)
         service = LiveService(store, policy, cfg)
         import signal
 

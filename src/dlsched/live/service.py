@@ -88,6 +88,9 @@ class ServiceConfig:
     # time-sliced jobs take turns by this quantum; None: half the policy's ``quantum_s`` (so
     # Gandiva's profiling window spans a turn of each of two jobs), else the engine default
     slice_quantum_s: float | None = None
+    comm: str | None = None  # communication policy to ask and record (live/comm_record.py); None: none
+    comm_levels: int = 8
+    comm_reserved: int = 2
 
 
 @dataclass
@@ -177,6 +180,10 @@ class LiveService(GuardsMixin):
         self.free = self.core.free
         self.jobs: dict[str, JobState] = self.core.jobs
         self.rounds = RoundTimer(policy.period)
+        self.comm = None
+        if self.cfg.comm:  # asked on every start, stop and move; recorded, never programmed
+            from dlsched.live.comm_record import CommRecorder
+            self.comm = CommRecorder(cluster, self.cfg.comm, self.cfg.comm_levels, self.cfg.comm_reserved)
         self.live: dict[str, LiveJob] = {}
         self.segs: dict[str, Segment] = {}  # job -> its current segment (while placed)
         self.ending: dict[tuple[str, int], Segment] = {}  # segments told to stop / failed, still on GPUs
@@ -383,7 +390,13 @@ class LiveService(GuardsMixin):
     def write_results(self, out_dir) -> Path:
         params = {"cluster": self.cluster.name, **self.policy.describe(), **self.perf.describe(),
                   "jobs": len(self.store.jobs()), "mean_restore_s": self.mean_restore()}
-        return write_live_results(self.store, out_dir, params, self.cluster.num_gpus)
+        if self.comm is not None:
+            params["comm"] = self.comm.name
+        written = write_live_results(self.store, out_dir, params, self.cluster.num_gpus)
+        if self.comm is not None:
+            from dlsched.live.comm_record import write_comm_csv
+            write_comm_csv(self.store, out_dir)
+        return written
 
     def mean_restore(self) -> float | None:
         return sum(self._restore_times) / len(self._restore_times) if self._restore_times else None
@@ -674,6 +687,8 @@ class LiveService(GuardsMixin):
         seg = self.segs.pop(job.job_id, None)
         if seg is None:
             return
+        if self.comm is not None:
+            self.comm.removed(self.store, now, job.job_id)
         if seg.state == "waiting":  # never launched: nothing to stop
             self.store.put_segment(job.job_id, seg.number, state="abandoned", ended_at=now)
             return
@@ -719,6 +734,8 @@ class LiveService(GuardsMixin):
             self._end_segment(seg, now, "finished", rank0)
             self._persist(job, now, status="finished", allocation=None, held_since=None, finish_time=end)
             self.store.event(now, job.job_id, "finish", segment=seg.number, finish=end)
+            if self.comm is not None:
+                self.comm.removed(self.store, now, job.job_id)
         self._dirty = True
         if self.cfg.out_dir:
             self.write_results(self.cfg.out_dir)
@@ -742,6 +759,8 @@ class LiveService(GuardsMixin):
             self.store.event(now, job.job_id, a.kind, segment=number, gpus=list(a.gpus), cost_s=a.cost_s,
                              **({"mode": mode} if mode != "exclusive" else {}),
                              **({"from": list(a.old_gpus)} if a.old_gpus else {}))
+            if self.comm is not None:
+                self.comm.placed(self.store, now, job.spec, a.gpus)
 
     def _new_segment(self, job: JobState, gpus: tuple[int, ...], kind: str, now: float, *, hold: float = 0.0,
                      mode: str = "exclusive") -> int:
