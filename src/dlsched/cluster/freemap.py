@@ -43,6 +43,21 @@ class FreeMap:
         self.total_free = cluster.num_gpus
         self.version = 0  # bumped whenever the set of free GPUs changes: "nothing freed since" is one comparison
         self._lists = _index_lists(cluster)
+        self._views()
+
+    def _views(self) -> None:
+        # memoryviews on the arrays' own buffers: reading or bumping one element through them costs
+        # about a third of numpy's scalar indexing, and the arrays stay the single truth
+        self._occ, self._modes = memoryview(self.occupancy), memoryview(self.mode)
+        self._nf, self._rtf, self._tf = (memoryview(self.node_free), memoryview(self.rack_type_free),
+                                         memoryview(self.type_free))
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if not isinstance(v, memoryview)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._views()
 
     def copy(self) -> "FreeMap":
         """A scratch copy for planning (policies try allocations on it, never on the engine's)."""
@@ -56,6 +71,7 @@ class FreeMap:
         new.total_free = self.total_free
         new.version = self.version
         new._lists = self._lists
+        new._views()
         return new
 
     # ---------------------------------------------------------------- O(1) queries
@@ -68,7 +84,7 @@ class FreeMap:
         return int(row.sum() if type_id is None else row[type_id])
 
     def free_of_type(self, type_id: int | None = None) -> int:
-        return self.total_free if type_id is None else int(self.type_free[type_id])
+        return self.total_free if type_id is None else self._tf[type_id]
 
     def free_gpus_of_node(self, node: int) -> np.ndarray:
         n = self.cluster.nodes[node]
@@ -89,7 +105,7 @@ class FreeMap:
             np.add.at(self.type_free, c.node_type[nodes], sign)
         else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
             gpu_node, node_rack, node_type = self._lists
-            node_free, rack_type_free, type_free = self.node_free, self.rack_type_free, self.type_free
+            node_free, rack_type_free, type_free = self._nf, self._rtf, self._tf
             for g in gpus:
                 node = gpu_node[g]
                 t = node_type[node]
@@ -109,7 +125,7 @@ class FreeMap:
         gl = [int(g) for g in gpus]
         if len(set(gl)) != len(gl):
             raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
-        occupancy, modes = self.occupancy, self.mode
+        occupancy, modes = self._occ, self._modes
         held = [g for g in gl if occupancy[g]]
         if held:
             if code == EXCLUSIVE:
@@ -124,8 +140,8 @@ class FreeMap:
             newly = gl
         if len(gl) > _SMALL:
             idx = np.asarray(gl, dtype=np.int64)
-            occupancy[idx] += 1
-            modes[idx] = code
+            self.occupancy[idx] += 1
+            self.mode[idx] = code
         else:
             for g in gl:
                 occupancy[g] += 1
@@ -135,12 +151,12 @@ class FreeMap:
 
     def release(self, gpus) -> None:
         gl = [int(g) for g in gpus]
-        occupancy = self.occupancy
+        occupancy = self._occ
         idle = [g for g in gl if occupancy[g] <= 0]
         if idle:
             raise InvariantError(f"releasing GPUs that are not held: {idle}")
         freed = []
-        modes = self.mode
+        modes = self._modes
         for g in gl:
             left = occupancy[g] - 1
             occupancy[g] = left

@@ -20,45 +20,76 @@ def _nodes_by_type(cluster: Cluster) -> list[np.ndarray]:
     return cache
 
 
-def _take(freemap: FreeMap, nodes: np.ndarray, n: int) -> np.ndarray:
+def _free_ids(freemap: FreeMap, node: int, n: int) -> list[int]:
+    """The first ``n`` free GPU ids of ``node``, ascending.
+
+    One slice turned into a list, then plain Python: a node has a handful of GPUs,
+    where numpy's per-call cost (flatnonzero, concatenate) is most of the work.
+    """
+    first, count = _node_span(freemap.cluster)[node]
+    occ = freemap.occupancy[first:first + count].tolist()
+    return [first + i for i, o in enumerate(occ) if not o][:n]
+
+
+def _node_span(cluster: Cluster) -> list[tuple[int, int]]:
+    """Node -> (first GPU id, GPU count), as a list (scalar lookups in lists are cheapest)."""
+    return cluster.derived("placement.node_span", lambda: [(nd.first_gpu, nd.num_gpus) for nd in cluster.nodes])
+
+
+def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]:
+    """Per GPU type: the racks holding its nodes (ascending), and each such rack's nodes of the type."""
+    def build():
+        out = []
+        for nodes in _nodes_by_type(cluster):
+            racks = cluster.node_rack[nodes]
+            ids = np.unique(racks)
+            out.append((ids, [nodes[racks == r].tolist() for r in ids]))
+        return out
+    return cluster.derived("placement.racks_of_type", build)
+
+
+def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
     """First ``n`` free GPUs walking ``nodes`` in order."""
-    out = []
-    need = n
-    for node in nodes:
-        g = freemap.free_gpus_of_node(int(node))
-        if g.size:
-            out.append(g[:need])
-            need -= min(need, g.size)
-            if need == 0:
+    out: list[int] = []
+    node_free = freemap.node_free
+    for node in nodes.tolist() if hasattr(nodes, "tolist") else nodes:
+        if node_free[node]:
+            out += _free_ids(freemap, node, n - len(out))
+            if len(out) == n:
                 break
-    return np.concatenate(out)
+    return out
 
 
-def _pick_of_type(freemap: FreeMap, n: int, t: int, max_tier: Tier) -> tuple[Tier, np.ndarray] | None:
+_NO_FIT = np.iinfo(np.int32).max  # a node-free count no node reaches: "does not fit"
+
+
+def _pick_of_type(freemap: FreeMap, n: int, t: int, max_tier: Tier) -> tuple[Tier, list[int]] | None:
     c = freemap.cluster
-    if freemap.type_free[t] < n:
+    if freemap.free_of_type(t) < n:
         return None
     nodes = _nodes_by_type(c)[t]
     free = freemap.node_free[nodes]
-    # one node: best fit (the fullest node that still fits) keeps big holes for big jobs
-    fits = free >= n
-    if fits.any():
-        cand = nodes[fits]
-        node = cand[np.argmin(free[fits])]
-        return Tier.NVLINK, _take(freemap, np.array([node]), n)
+    # one node: best fit (the fullest node that still fits) keeps big holes for big jobs;
+    # ties go to the first node in id order (argmin's first minimum)
+    fitting = np.where(free >= n, free, _NO_FIT)
+    i = int(fitting.argmin())
+    if fitting[i] != _NO_FIT:
+        return Tier.NVLINK, _free_ids(freemap, int(nodes[i]), n)
     if max_tier < Tier.RACK:
         return None
-    racks = c.node_rack[nodes]
+    # one rack: the fullest rack that fits (ties: lowest rack id), its nodes by free GPUs, most
+    # first (ties: node id), so the job spans as few nodes as possible
+    racks_t, rack_nodes = _racks_of_type(c)[t]
     rack_free = freemap.rack_type_free[:, t]
-    cand_racks = np.unique(racks[rack_free[racks] >= n])
-    # order nodes by free GPUs, most first, so the job spans as few nodes as possible
-    if cand_racks.size:
-        rack = cand_racks[np.argmin(rack_free[cand_racks])]
-        sel = racks == rack
-        order = np.argsort(-free[sel], kind="stable")
-        return Tier.RACK, _take(freemap, nodes[sel][order], n)
+    fitting = np.where(rack_free[racks_t] >= n, rack_free[racks_t], _NO_FIT)
+    i = int(fitting.argmin())
+    if fitting[i] != _NO_FIT:
+        node_free = freemap._nf
+        order = sorted(rack_nodes[i], key=lambda nd: -node_free[nd])
+        return Tier.RACK, _take(freemap, order, n)
     if max_tier < Tier.NETWORK:
         return None
+    racks = c.node_rack[nodes]
     # across racks: fullest racks first, fullest nodes first inside each
     order = np.lexsort((-free, -rack_free[racks]))
     return Tier.NETWORK, _take(freemap, nodes[order], n)
@@ -76,6 +107,13 @@ def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
     types (fullest racks and nodes first); it then runs at the pace of its
     slowest GPU, which is the perf model's business.
     """
+    got = pick_gpu_ids(freemap, n, type_id, max_tier)
+    return None if got is None else np.array(got, dtype=np.intp)
+
+
+def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
+                 max_tier: Tier = Tier.NETWORK) -> list[int] | None:
+    """``pick_gpus`` as a list of ints: cheaper for a caller that only hands the ids on."""
     if n <= 0:
         raise ValueError("a placement needs at least one GPU")
     types = range(len(freemap.cluster.gpu_types)) if type_id is None else (type_id,)

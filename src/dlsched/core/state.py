@@ -26,7 +26,7 @@ from dlsched.core.actions import PLACEMENTS, Action
 from dlsched.core.contention import Contention
 from dlsched.core.costs import EngineCosts, classify, default_cost, slice_switch_cost
 from dlsched.core.events import CoreEvent
-from dlsched.core.records import job_record
+from dlsched.core.records import RECORD_ORDER, job_record
 from dlsched.errors import InvariantError
 from dlsched.perf.base import PerfModel
 from dlsched.perf.interference import PackingInfeasibleError
@@ -119,7 +119,8 @@ class ExecutionCore:
         actions: list[Action] = []
         self._stop(job, now, actions)
         job.status = JobStatus.FINISHED
-        self._log(now, job.job_id, "finish", gpus)
+        if self.events is not None:
+            self._log(now, job.job_id, "finish", gpus)
         self._record(job, "finished", "", now)
         self.policy.on_finish(job, now)
         return actions
@@ -162,7 +163,7 @@ class ExecutionCore:
         for job in list(self.jobs.values()):
             self.settle(job, now)
             self._record(job, "unfinished", reason, now)
-        self.records.sort(key=lambda r: (r.submit, r.job_id))
+        self.records.sort(key=RECORD_ORDER)
 
     def _record(self, job: JobState, status: str, reason: str, now: float) -> None:
         self.records.append(job_record(job, status, reason, now))
@@ -275,9 +276,13 @@ class ExecutionCore:
             job.ready_at = max(job.ready_at, now) + cost
         self.running[job.job_id] = job
         actions.append(Action(kind, job.job_id, gpus, old.gpus if old else (), cost, by_policy))
-        self._log(now, job.job_id, kind, gpus, cost, f"from {list(old.gpus)}" if old and old.gpus != gpus else "")
-        if self.fluid and job.ready_at <= now:
-            self.ready(job, now)  # live learns readiness from the worker's first iteration instead
+        if self.events is not None:
+            self._log(now, job.job_id, kind, gpus, cost, f"from {list(old.gpus)}" if old and old.gpus != gpus else "")
+            if self.fluid and job.ready_at <= now:
+                self.ready(job, now)  # live learns readiness from the worker's first iteration instead
+        if not alloc.shared and self.contention is None:
+            self._price(job)  # an exclusive job alone on its GPUs: nobody else's price changes
+            return
         touched = {job.job_id}
         if alloc.shared:
             for g in gpus:
@@ -298,6 +303,8 @@ class ExecutionCore:
         job.allocation = None
         job.rate = 0.0
         job.status = JobStatus.SUSPENDED
+        if not alloc.shared and self.contention is None:
+            return  # an exclusive job priced alone: nobody else's price changes
         touched: set[str] = set()
         if alloc.shared:
             for g in alloc.gpus:

@@ -13,7 +13,7 @@ will not need.  Placement is consolidated (fewest nodes, then racks).
 
 from __future__ import annotations
 
-from dlsched.cluster.placement import pick_gpus
+from dlsched.cluster.placement import pick_gpu_ids
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -76,7 +76,7 @@ class FCFS(JobPolicy):
                 continue
             if fits and scratch is None and job.policy_data.get("blocked_at") == free.version:
                 fits = False  # it did not fit on these very free GPUs at the last call
-            gpus = pick_gpus(fm, n, t) if fits else None
+            gpus = pick_gpu_ids(fm, n, t) if fits else None
             if gpus is None and scratch is None:
                 job.policy_data["blocked_at"] = free.version
             if gpus is None:  # blocked (with any type, free GPUs may be spread over types)

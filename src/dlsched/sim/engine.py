@@ -24,7 +24,7 @@ from dlsched import defaults as D
 from dlsched.cluster.topology import Cluster
 from dlsched.core import Action, Contention, CoreEvent, EngineCosts, ExecutionCore, RoundTimer
 from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
-from dlsched.core.records import job_record
+from dlsched.core.records import RECORD_ORDER, job_record
 from dlsched.errors import InvariantError
 from dlsched.perf.base import PerfModel
 from dlsched.policies.base import JobPolicy, JobState, JobStatus
@@ -180,7 +180,7 @@ class Simulator:
             job = JobState(spec, total_iterations(spec, self.perf), updated_at=t, queued_since=t)
             core.records.append(job_record(job, "unfinished", "submitted after the simulation stopped at "
                                                               "max_time", t))
-        core.records.sort(key=lambda r: (r.submit, r.job_id))
+        core.records.sort(key=RECORD_ORDER)
         self.series.close()
         wall = _time.perf_counter() - self._wall0
         summary = summarize(core.records, self.series, self.cluster.num_gpus)
