@@ -51,7 +51,7 @@ def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]
 def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
     """First ``n`` free GPUs walking ``nodes`` in order."""
     out: list[int] = []
-    node_free = freemap.node_free
+    node_free = freemap._nf
     for node in nodes.tolist() if hasattr(nodes, "tolist") else nodes:
         if node_free[node]:
             out += _free_ids(freemap, node, n - len(out))
@@ -63,36 +63,36 @@ def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
 _NO_FIT = np.iinfo(np.int32).max  # a node-free count no node reaches: "does not fit"
 
 
-def _pick_of_type(freemap: FreeMap, n: int, t: int, max_tier: Tier) -> tuple[Tier, list[int]] | None:
-    c = freemap.cluster
-    if freemap.free_of_type(t) < n:
-        return None
-    nodes = _nodes_by_type(c)[t]
+def _single_node(freemap: FreeMap, n: int, t: int) -> list[int] | None:
+    """Best fit on one node of type ``t`` (the fullest node that still fits keeps big holes for
+    big jobs); ties go to the first node in id order (argmin's first minimum)."""
+    nodes = _nodes_by_type(freemap.cluster)[t]
     free = freemap.node_free[nodes]
-    # one node: best fit (the fullest node that still fits) keeps big holes for big jobs;
-    # ties go to the first node in id order (argmin's first minimum)
     fitting = np.where(free >= n, free, _NO_FIT)
     i = int(fitting.argmin())
-    if fitting[i] != _NO_FIT:
-        return Tier.NVLINK, _free_ids(freemap, int(nodes[i]), n)
-    if max_tier < Tier.RACK:
-        return None
-    # one rack: the fullest rack that fits (ties: lowest rack id), its nodes by free GPUs, most
-    # first (ties: node id), so the job spans as few nodes as possible
-    racks_t, rack_nodes = _racks_of_type(c)[t]
-    rack_free = freemap.rack_type_free[:, t]
-    fitting = np.where(rack_free[racks_t] >= n, rack_free[racks_t], _NO_FIT)
+    return None if fitting[i] == _NO_FIT else _free_ids(freemap, int(nodes[i]), n)
+
+
+def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
+    """The fullest rack that fits (ties: lowest rack id), its nodes by free GPUs, most first
+    (ties: node id), so the job spans as few nodes as possible."""
+    racks_t, rack_nodes = _racks_of_type(freemap.cluster)[t]
+    rack_free = freemap.rack_type_free[racks_t, t]
+    fitting = np.where(rack_free >= n, rack_free, _NO_FIT)
     i = int(fitting.argmin())
-    if fitting[i] != _NO_FIT:
-        node_free = freemap._nf
-        order = sorted(rack_nodes[i], key=lambda nd: -node_free[nd])
-        return Tier.RACK, _take(freemap, order, n)
-    if max_tier < Tier.NETWORK:
+    if fitting[i] == _NO_FIT:
         return None
+    node_free = freemap._nf
+    return _take(freemap, sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
+
+
+def _across_racks(freemap: FreeMap, n: int, t: int) -> list[int]:
+    """Fullest racks first, fullest nodes first inside each (the type has ``n`` free GPUs)."""
+    c = freemap.cluster
+    nodes = _nodes_by_type(c)[t]
     racks = c.node_rack[nodes]
-    # across racks: fullest racks first, fullest nodes first inside each
-    order = np.lexsort((-free, -rack_free[racks]))
-    return Tier.NETWORK, _take(freemap, nodes[order], n)
+    order = np.lexsort((-freemap.node_free[nodes], -freemap.rack_type_free[racks, t]))
+    return _take(freemap, nodes[order], n)
 
 
 def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
@@ -116,21 +116,27 @@ def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
     """``pick_gpus`` as a list of ints: cheaper for a caller that only hands the ids on."""
     if n <= 0:
         raise ValueError("a placement needs at least one GPU")
-    types = range(len(freemap.cluster.gpu_types)) if type_id is None else (type_id,)
-    best = None
+    # the tightest tier wins, ties to the type listed first: each tier is tried over every type
+    # before the next, so a looser placement is only computed when no tighter one exists
+    every = range(len(freemap.cluster.gpu_types)) if type_id is None else (type_id,)
+    types = [t for t in every if freemap.free_of_type(t) >= n]
     for t in types:
-        got = _pick_of_type(freemap, n, t, max_tier)
-        if got is not None and (best is None or got[0] < best[0]):
-            best = got
-            if best[0] == Tier.NVLINK:
-                break
-    if best is None and type_id is None and max_tier >= Tier.NETWORK and freemap.total_free >= n:
+        got = _single_node(freemap, n, t)
+        if got is not None:
+            return got
+    if max_tier >= Tier.RACK:
+        for t in types:
+            got = _one_rack(freemap, n, t)
+            if got is not None:
+                return got
+    if types and max_tier >= Tier.NETWORK:
+        return _across_racks(freemap, n, types[0])
+    if type_id is None and max_tier >= Tier.NETWORK and freemap.total_free >= n:
         c = freemap.cluster
-        free = freemap.node_free
         rack_free = freemap.rack_type_free.sum(axis=1)
-        order = np.lexsort((-free, -rack_free[c.node_rack]))
+        order = np.lexsort((-freemap.node_free, -rack_free[c.node_rack]))
         return _take(freemap, order, n)
-    return None if best is None else best[1]
+    return None
 
 
 def ideal_gpus(cluster: Cluster, n: int, type_id: int | None) -> np.ndarray:
