@@ -8,16 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlsched.cluster.freemap import FreeMap
+from dlsched.cluster.freemap import NO_FIT, FreeMap, nodes_of_type
 from dlsched.cluster.topology import Cluster, Tier
-
-
-def _nodes_by_type(cluster: Cluster) -> list[np.ndarray]:
-    cache = getattr(cluster, "_nodes_by_type", None)
-    if cache is None:
-        cache = [np.flatnonzero(cluster.node_type == t) for t in range(len(cluster.gpu_types))]
-        cluster._nodes_by_type = cache
-    return cache
 
 
 def _free_ids(freemap: FreeMap, node: int, n: int) -> list[int]:
@@ -40,7 +32,7 @@ def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]
     """Per GPU type: the racks holding its nodes (ascending), and each such rack's nodes of the type."""
     def build():
         out = []
-        for nodes in _nodes_by_type(cluster):
+        for nodes in nodes_of_type(cluster):
             racks = cluster.node_rack[nodes]
             ids = np.unique(racks)
             out.append((ids, [nodes[racks == r].tolist() for r in ids]))
@@ -60,17 +52,10 @@ def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
     return out
 
 
-_NO_FIT = np.iinfo(np.int32).max  # a node-free count no node reaches: "does not fit"
-
-
 def _single_node(freemap: FreeMap, n: int, t: int) -> list[int] | None:
-    """Best fit on one node of type ``t`` (the fullest node that still fits keeps big holes for
-    big jobs); ties go to the first node in id order (argmin's first minimum)."""
-    nodes = _nodes_by_type(freemap.cluster)[t]
-    free = freemap.node_free[nodes]
-    fitting = np.where(free >= n, free, _NO_FIT)
-    i = int(fitting.argmin())
-    return None if fitting[i] == _NO_FIT else _free_ids(freemap, int(nodes[i]), n)
+    """Best fit on one node of type ``t``: the fullest node that still fits keeps big holes for big jobs."""
+    node = freemap.best_fit_node(t, n)
+    return None if node is None else _free_ids(freemap, node, n)
 
 
 def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
@@ -78,9 +63,9 @@ def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
     (ties: node id), so the job spans as few nodes as possible."""
     racks_t, rack_nodes = _racks_of_type(freemap.cluster)[t]
     rack_free = freemap.rack_type_free[racks_t, t]
-    fitting = np.where(rack_free >= n, rack_free, _NO_FIT)
+    fitting = np.where(rack_free >= n, rack_free, NO_FIT)
     i = int(fitting.argmin())
-    if fitting[i] == _NO_FIT:
+    if fitting[i] == NO_FIT:
         return None
     node_free = freemap._nf
     return _take(freemap, sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
@@ -89,7 +74,7 @@ def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
 def _across_racks(freemap: FreeMap, n: int, t: int) -> list[int]:
     """Fullest racks first, fullest nodes first inside each (the type has ``n`` free GPUs)."""
     c = freemap.cluster
-    nodes = _nodes_by_type(c)[t]
+    nodes = nodes_of_type(c)[t]
     racks = c.node_rack[nodes]
     order = np.lexsort((-freemap.node_free[nodes], -freemap.rack_type_free[racks, t]))
     return _take(freemap, nodes[order], n)
