@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from operator import attrgetter
-
 from dlsched.policies.base import JobState, JobStatus
 from dlsched.report.records import JobRecord
-
-# the order of jobs.csv: by submission, ties by job id (a C-speed sort key: a million records
-# sort in a fraction of a second, against seconds with a lambda)
-RECORD_ORDER = attrgetter("submit", "job_id")
 
 
 def model_label(spec) -> str:
