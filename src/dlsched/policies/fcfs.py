@@ -89,6 +89,8 @@ class FCFS(JobPolicy):
                 scratch = free.copy()
             scratch.allocate(gpus)
             decision.allocate[job.job_id] = Allocation.of(gpus)
+            if not self.backfill:
+                continue  # the running set by type serves only backfilling's reservations
             held = t if t is not None else int(view.cluster.gpu_type_idx[gpus[0]])
             job.policy_data["held_type"] = held
             self._running.setdefault(held, {})[job.job_id] = job
