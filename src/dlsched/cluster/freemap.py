@@ -25,10 +25,12 @@ from dlsched.errors import InvariantError
 _SMALL = 32  # allocations up to this many GPUs are counted with scalar updates
 
 
-def _index_lists(cluster: Cluster) -> tuple[list[int], list[int], list[int]]:
-    """GPU -> node, node -> rack, node -> type as Python lists (scalar lookups in lists are cheapest)."""
+def _index_lists(cluster: Cluster) -> tuple[list[int], list[int], list[int], list[tuple[int, int]]]:
+    """GPU -> node, node -> rack, node -> type, node -> (first GPU, GPU count) as Python lists
+    (scalar lookups in lists are cheapest)."""
     return cluster.derived("freemap.index_lists", lambda: (
-        cluster.gpu_node.tolist(), cluster.node_rack.tolist(), cluster.node_type.tolist()))
+        cluster.gpu_node.tolist(), cluster.node_rack.tolist(), cluster.node_type.tolist(),
+        [(nd.first_gpu, nd.num_gpus) for nd in cluster.nodes]))
 
 
 def nodes_of_type(cluster: Cluster) -> list[np.ndarray]:
@@ -121,6 +123,16 @@ class FreeMap:
         i = int(fitting.argmin())  # the first minimum: the lowest node id
         return None if fitting[i] == NO_FIT else int(nodes[i])
 
+    def free_ids_of_node(self, node: int, n: int) -> list[int]:
+        """The first ``n`` free GPU ids of ``node``, ascending, as a list.
+
+        One slice turned into a list, then plain Python: a node has a handful of GPUs,
+        where numpy's per-call cost (flatnonzero) is most of the work.
+        """
+        first, count = self._lists[3][node]
+        occ = self.occupancy[first:first + count].tolist()
+        return [first + i for i, o in enumerate(occ) if not o][:n]
+
     def free_gpus_of_node(self, node: int) -> np.ndarray:
         n = self.cluster.nodes[node]
         occ = self.occupancy[n.first_gpu:n.first_gpu + n.num_gpus]
@@ -147,7 +159,7 @@ class FreeMap:
                 for node in touched:
                     by_free[self._lists[2][node]][self._nf[node]].add(node)
         else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
-            gpu_node, node_rack, node_type = self._lists
+            gpu_node, node_rack, node_type, _ = self._lists
             node_free, rack_type_free, type_free = self._nf, self._rtf, self._tf
             for g in gpus:
                 node = gpu_node[g]

@@ -12,22 +12,6 @@ from dlsched.cluster.freemap import NO_FIT, FreeMap, nodes_of_type
 from dlsched.cluster.topology import Cluster, Tier
 
 
-def _free_ids(freemap: FreeMap, node: int, n: int) -> list[int]:
-    """The first ``n`` free GPU ids of ``node``, ascending.
-
-    One slice turned into a list, then plain Python: a node has a handful of GPUs,
-    where numpy's per-call cost (flatnonzero, concatenate) is most of the work.
-    """
-    first, count = _node_span(freemap.cluster)[node]
-    occ = freemap.occupancy[first:first + count].tolist()
-    return [first + i for i, o in enumerate(occ) if not o][:n]
-
-
-def _node_span(cluster: Cluster) -> list[tuple[int, int]]:
-    """Node -> (first GPU id, GPU count), as a list (scalar lookups in lists are cheapest)."""
-    return cluster.derived("placement.node_span", lambda: [(nd.first_gpu, nd.num_gpus) for nd in cluster.nodes])
-
-
 def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]:
     """Per GPU type: the racks holding its nodes (ascending), and each such rack's nodes of the type."""
     def build():
@@ -46,7 +30,7 @@ def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
     node_free = freemap._nf
     for node in nodes.tolist() if hasattr(nodes, "tolist") else nodes:
         if node_free[node]:
-            out += _free_ids(freemap, node, n - len(out))
+            out += freemap.free_ids_of_node(node, n - len(out))
             if len(out) == n:
                 break
     return out
@@ -55,7 +39,7 @@ def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
 def _single_node(freemap: FreeMap, n: int, t: int) -> list[int] | None:
     """Best fit on one node of type ``t``: the fullest node that still fits keeps big holes for big jobs."""
     node = freemap.best_fit_node(t, n)
-    return None if node is None else _free_ids(freemap, node, n)
+    return None if node is None else freemap.free_ids_of_node(node, n)
 
 
 def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
