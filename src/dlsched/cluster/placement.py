@@ -18,8 +18,8 @@ def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]
         out = []
         for nodes in nodes_of_type(cluster):
             racks = cluster.node_rack[nodes]
-            ids = np.unique(racks)
-            out.append((ids, [nodes[racks == r].tolist() for r in ids]))
+            ids = sorted(set(racks.tolist()))  # not np.unique: its first call imports numpy.ma (~10 ms)
+            out.append((np.array(ids, dtype=np.int64), [nodes[racks == r].tolist() for r in ids]))
         return out
     return cluster.derived("placement.racks_of_type", build)
 

@@ -45,12 +45,12 @@ class AdaptivePerfModel(PerfModel):
     def spread_factor(self, gpus: np.ndarray) -> float:
         """Throughput kept when the GPUs span more nodes than a consolidated placement."""
         c = self.cluster
-        nodes = np.unique(c.gpu_node[gpus])
+        nodes = sorted(set(c.gpu_node[gpus].tolist()))
         per_node = int(c.node_gpus[nodes[0]])
         needed = max(1, -(-gpus.size // per_node))
-        if nodes.size <= needed:
+        if len(nodes) <= needed:
             return 1.0
-        return SPREAD_FACTOR ** math.log2(nodes.size / needed)
+        return SPREAD_FACTOR ** math.log2(len(nodes) / needed)
 
     def shape_time(self, model, batch: int, gpu: str, n: int) -> float | None:
         """Seconds per iteration consolidated on ``n`` GPUs of ``gpu`` (None: it cannot run there)."""
@@ -79,7 +79,8 @@ class AdaptivePerfModel(PerfModel):
         g = np.asarray(gpus, dtype=np.int64)
         c = self.cluster
         worst = 0.0
-        for t in np.unique(c.gpu_type_idx[g]):  # a mixed allocation runs at its slowest type
+        # sorted(set()) rather than np.unique, whose first call imports numpy.ma (~10 ms of start-up)
+        for t in sorted(set(c.gpu_type_idx[g].tolist())):  # a mixed allocation runs at its slowest type
             it = self.shape_time(model, batch, c.gpu_types[int(t)].name, int(g.size))
             if it is None:
                 return INFEASIBLE
