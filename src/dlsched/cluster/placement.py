@@ -88,7 +88,8 @@ def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
     # the tightest tier wins, ties to the type listed first: each tier is tried over every type
     # before the next, so a looser placement is only computed when no tighter one exists
     every = range(len(freemap.cluster.gpu_types)) if type_id is None else (type_id,)
-    types = [t for t in every if freemap.free_of_type(t) >= n]
+    type_free = freemap._tf
+    types = [t for t in every if type_free[t] >= n]
     for t in types:
         got = _single_node(freemap, n, t)
         if got is not None:
