@@ -19,6 +19,10 @@ Cases (the issue's table):
 3. The same trace, 479 rounds (``--max-time 143700``) under ``crius`` (the authors' Crius:
    861 CPU s when killed, so a lower bound).
 
+It also measures the floor: a bare ``python -c pass`` and ``python -c 'import numpy'``, the least
+any run of dlsched can cost, and prints, for the plain-FIFO rows, the CPU s that 500x and 100x
+would need beside it (``plain_fifo_goals``).
+
     python benchmarks/bench_peers.py [--repeat 3] [--only NAME,...]
 
 Needs ``../shared/anchors/traces`` beside the repository.
@@ -103,6 +107,29 @@ def child(name: str) -> int:
     return 0
 
 
+def interpreter_floor(repeat: int) -> dict:
+    """CPU s of a bare interpreter and of one that only imports numpy (best of ``repeat``): no run of
+    dlsched can cost less than the second, so a goal below it cannot be met by dlsched's own code."""
+    best = {}
+    for label, code in (("python -c pass", "pass"), ("python -c 'import numpy'", "import numpy")):
+        best[label] = round(min(cpu_of(["-c", code])[0] for _ in range(repeat)), 3)
+    return best
+
+
+def fifo_goals(compared: dict, measured: dict, floor_s: float) -> dict:
+    """For the plain-FIFO rows: the CPU s the issue's 500x (and 100x) would need, beside the floor."""
+    out = {}
+    for name, c in compared.items():
+        if c["issue_goal_ratio"] != TARGETS["plain FIFO peer"]:
+            continue
+        need = c["peer_cpu_s_remembered"] / TARGETS["plain FIFO peer"]
+        out[name] = {"cpu_s_for_500x": round(need, 3),
+                     "cpu_s_for_100x": round(c["peer_cpu_s_remembered"] / TARGETS["other peers"], 3),
+                     "measured_cpu_s": measured[name]["cpu_s"],
+                     "500x_below_numpy_floor": need < floor_s}
+    return out
+
+
 def run_case(name: str, repeat: int) -> dict:
     runs, out = [], ""
     for _ in range(repeat):
@@ -143,9 +170,13 @@ def main() -> int:
                           (" (the peer was killed: at least this)" if lower_bound else ""),
             "issue_goal_ratio": TARGETS["plain FIFO peer" if plain else "other peers"],
         }
+    floor = interpreter_floor(args.repeat)
     print(json.dumps({"params": {"python": platform.python_version(), "machine": platform.machine(),
                                  "repeat": args.repeat, "cpu": "user + sys of one dlsched process, best run"},
-                      "measured_dlsched": measured, "against_remembered_peer_figures": compared}, indent=2))
+                      "measured_dlsched": measured, "against_remembered_peer_figures": compared,
+                      "floor_cpu_s": floor,
+                      "plain_fifo_goals": fifo_goals(compared, measured, floor["python -c 'import numpy'"])},
+                     indent=2))
     return 0
 
 

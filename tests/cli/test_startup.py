@@ -43,3 +43,16 @@ def test_startup_imports_nothing_heavy(argv):
 
 def test_listed_policy_names_match_the_registry():
     assert declared_policy_names() == policy_names()
+
+
+def test_a_fcfs_run_imports_no_lp_solver():
+    # make_policy imports only the module that registers the name: scipy (the LP policies'
+    # solver, about 0.4 CPU s to import) is not paid by a FCFS run
+    probe = ("import json, sys\nfrom dlsched.policies.registry import make_policy\n"
+             "make_policy('fcfs-backfill')\nprint(json.dumps(sorted(sys.modules)))\n")
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    modules = json.loads(out.strip().splitlines()[-1])
+    assert "scipy" not in modules
+    assert "dlsched.policies.gavel" not in modules and "dlsched.policies.fcfs" in modules

@@ -101,3 +101,55 @@ def test_ideal_placement_is_cached_and_tight(sim):
     g = ideal_gpus(sim, 4, sim.type_id("A100"))
     assert sim.tier(g) == Tier.NVLINK
     assert ideal_gpus(sim, 4, sim.type_id("A100")) is g
+
+
+def _brute_best_fit(fm, t, n):
+    """The fullest node of type t with at least n free GPUs, lowest id on ties, by a plain scan."""
+    c = fm.cluster
+    fits = [(int(fm.node_free[nd]), nd) for nd in range(c.num_nodes)
+            if int(c.node_type[nd]) == t and fm.node_free[nd] >= n]
+    return min(fits)[1] if fits else None
+
+
+@pytest.mark.parametrize("name", ["crius-sim", "gavel-900"])
+def test_best_fit_index_agrees_with_a_scan_through_changes(name):
+    # the engine's map answers best-fit queries from its (type, free count) index, a scratch copy
+    # from the arrays: both must equal a plain scan after any mix of small and large changes
+    import random
+
+    c = Cluster.load(name)
+    fm = FreeMap(c)
+    rng = random.Random(7)
+    held: list[list[int]] = []
+    for step in range(300):
+        if held and rng.random() < 0.45:
+            fm.release(held.pop(rng.randrange(len(held))))
+        else:
+            free = np.flatnonzero(fm.occupancy == 0).tolist()
+            if not free:
+                continue
+            gpus = rng.sample(free, min(len(free), rng.choice([1, 2, 5, 40])))
+            fm.allocate(gpus)
+            held.append(gpus)
+        if step % 25 == 0:
+            fm.check()  # also re-checks the index against the free counts
+            scratch = fm.copy()
+            for t in range(len(c.gpu_types)):
+                for n in (1, 2, 3, 4, 8, 16):
+                    want = _brute_best_fit(fm, t, n)
+                    assert fm.best_fit_node(t, n) == want
+                    assert scratch.best_fit_node(t, n) == want
+
+
+def test_free_map_survives_pickling(sim):
+    # it holds memoryviews on its arrays (not picklable): they are rebuilt on the other side
+    import copy
+    import pickle
+
+    fm = FreeMap(sim)
+    fm.allocate([0, 1, 9])
+    for other in (pickle.loads(pickle.dumps(fm)), copy.deepcopy(fm)):
+        other.allocate([2])
+        assert other.total_free == sim.num_gpus - 4 and fm.total_free == sim.num_gpus - 3
+        assert other.occupancy[2] == 1 and fm.occupancy[2] == 0
+        other.check()

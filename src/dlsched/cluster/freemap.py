@@ -6,6 +6,12 @@ The map refuses an exclusive job on a held GPU and a shared job beside a job
 of another mode, so no engine bug can put two jobs on a GPU by accident.  Counts of *free* GPUs (occupancy 0)
 are kept per node, per (rack, type) and per type, and updated on every
 change, so "how many free GPUs of type T on node/rack" is an array lookup.
+
+The engine's map also keeps, per GPU type and free count, the set of nodes
+with exactly that many free GPUs, so the best-fit node for a job (the
+fullest node that still fits it) is found without scanning the nodes.
+Scratch copies (``copy``), which policies make per call and throw away,
+skip that index and answer the same question from the arrays.
 """
 
 from __future__ import annotations
@@ -19,11 +25,21 @@ from dlsched.errors import InvariantError
 _SMALL = 32  # allocations up to this many GPUs are counted with scalar updates
 
 
-def _index_lists(cluster: Cluster) -> tuple[list[int], list[int], list[int]]:
-    """GPU -> node, node -> rack, node -> type as Python lists (scalar lookups in lists are cheapest)."""
+def _index_lists(cluster: Cluster) -> tuple[list[int], list[int], list[int], list[tuple[int, int]]]:
+    """GPU -> node, node -> rack, node -> type, node -> (first GPU, GPU count) as Python lists
+    (scalar lookups in lists are cheapest)."""
     return cluster.derived("freemap.index_lists", lambda: (
-        cluster.gpu_node.tolist(), cluster.node_rack.tolist(), cluster.node_type.tolist()))
+        cluster.gpu_node.tolist(), cluster.node_rack.tolist(), cluster.node_type.tolist(),
+        [(nd.first_gpu, nd.num_gpus) for nd in cluster.nodes]))
 
+
+def nodes_of_type(cluster: Cluster) -> list[np.ndarray]:
+    """Per GPU type, its nodes' ids, ascending."""
+    return cluster.derived("freemap.nodes_of_type", lambda: [
+        np.flatnonzero(cluster.node_type == t) for t in range(len(cluster.gpu_types))])
+
+
+NO_FIT = np.iinfo(np.int32).max  # a free count no node reaches: "does not fit"
 
 # per-GPU mode codes (``FreeMap.mode``)
 FREE, EXCLUSIVE, PACKED, SLICED = 0, 1, 2, 3
@@ -43,6 +59,27 @@ class FreeMap:
         self.total_free = cluster.num_gpus
         self.version = 0  # bumped whenever the set of free GPUs changes: "nothing freed since" is one comparison
         self._lists = _index_lists(cluster)
+        self._views()
+        # type -> free count -> nodes of that type with exactly that many free GPUs
+        self._by_free: list[list[set[int]]] | None = [
+            [set() for _ in range(int(cluster.node_gpus[nodes].max(initial=0)) + 1)]
+            for nodes in nodes_of_type(cluster)]
+        for node, (t, k) in enumerate(zip(self._lists[2], self.node_free.tolist())):
+            self._by_free[t][k].add(node)
+
+    def _views(self) -> None:
+        # memoryviews on the arrays' own buffers: reading or bumping one element through them costs
+        # about a third of numpy's scalar indexing, and the arrays stay the single truth
+        self._occ, self._modes = memoryview(self.occupancy), memoryview(self.mode)
+        self._nf, self._rtf, self._tf = (memoryview(self.node_free), memoryview(self.rack_type_free),
+                                         memoryview(self.type_free))
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if not isinstance(v, memoryview)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._views()
 
     def copy(self) -> "FreeMap":
         """A scratch copy for planning (policies try allocations on it, never on the engine's)."""
@@ -56,6 +93,8 @@ class FreeMap:
         new.total_free = self.total_free
         new.version = self.version
         new._lists = self._lists
+        new._views()
+        new._by_free = None  # a scratch map answers best-fit queries from the arrays
         return new
 
     # ---------------------------------------------------------------- O(1) queries
@@ -68,7 +107,31 @@ class FreeMap:
         return int(row.sum() if type_id is None else row[type_id])
 
     def free_of_type(self, type_id: int | None = None) -> int:
-        return self.total_free if type_id is None else int(self.type_free[type_id])
+        return self.total_free if type_id is None else self._tf[type_id]
+
+    def best_fit_node(self, type_id: int, n: int) -> int | None:
+        """The node of ``type_id`` with the fewest free GPUs that are still at least ``n``
+        (ties: the lowest node id), or None."""
+        if self._by_free is not None:
+            for nodes in self._by_free[type_id][n:]:
+                if nodes:
+                    return min(nodes)
+            return None
+        nodes = nodes_of_type(self.cluster)[type_id]
+        free = self.node_free[nodes]
+        fitting = np.where(free >= n, free, NO_FIT)
+        i = int(fitting.argmin())  # the first minimum: the lowest node id
+        return None if fitting[i] == NO_FIT else int(nodes[i])
+
+    def free_ids_of_node(self, node: int, n: int) -> list[int]:
+        """The first ``n`` free GPU ids of ``node``, ascending, as a list.
+
+        One slice turned into a list, then plain Python: a node has a handful of GPUs,
+        where numpy's per-call cost (flatnonzero) is most of the work.
+        """
+        first, count = self._lists[3][node]
+        occ = self.occupancy[first:first + count].tolist()
+        return [first + i for i, o in enumerate(occ) if not o][:n]
 
     def free_gpus_of_node(self, node: int) -> np.ndarray:
         n = self.cluster.nodes[node]
@@ -82,20 +145,32 @@ class FreeMap:
 
     def _count(self, gpus, sign: int) -> None:
         c = self.cluster
+        by_free = self._by_free
         if len(gpus) > _SMALL:
             nodes = c.gpu_node[np.asarray(gpus, dtype=np.int64)]
+            touched = np.unique(nodes).tolist()
+            if by_free is not None:
+                for node in touched:
+                    by_free[self._lists[2][node]][self._nf[node]].discard(node)
             np.add.at(self.node_free, nodes, sign)
             np.add.at(self.rack_type_free, (c.node_rack[nodes], c.node_type[nodes]), sign)
             np.add.at(self.type_free, c.node_type[nodes], sign)
+            if by_free is not None:
+                for node in touched:
+                    by_free[self._lists[2][node]][self._nf[node]].add(node)
         else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
-            gpu_node, node_rack, node_type = self._lists
-            node_free, rack_type_free, type_free = self.node_free, self.rack_type_free, self.type_free
+            gpu_node, node_rack, node_type, _ = self._lists
+            node_free, rack_type_free, type_free = self._nf, self._rtf, self._tf
             for g in gpus:
                 node = gpu_node[g]
                 t = node_type[node]
-                node_free[node] += sign
+                k = node_free[node]
+                node_free[node] = k + sign
                 rack_type_free[node_rack[node], t] += sign
                 type_free[t] += sign
+                if by_free is not None:
+                    by_free[t][k].discard(node)
+                    by_free[t][k + sign].add(node)
         self.total_free += sign * len(gpus)
         self.version += 1
 
@@ -109,7 +184,7 @@ class FreeMap:
         gl = [int(g) for g in gpus]
         if len(set(gl)) != len(gl):
             raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
-        occupancy, modes = self.occupancy, self.mode
+        occupancy, modes = self._occ, self._modes
         held = [g for g in gl if occupancy[g]]
         if held:
             if code == EXCLUSIVE:
@@ -124,8 +199,8 @@ class FreeMap:
             newly = gl
         if len(gl) > _SMALL:
             idx = np.asarray(gl, dtype=np.int64)
-            occupancy[idx] += 1
-            modes[idx] = code
+            self.occupancy[idx] += 1
+            self.mode[idx] = code
         else:
             for g in gl:
                 occupancy[g] += 1
@@ -135,12 +210,12 @@ class FreeMap:
 
     def release(self, gpus) -> None:
         gl = [int(g) for g in gpus]
-        occupancy = self.occupancy
+        occupancy = self._occ
         idle = [g for g in gl if occupancy[g] <= 0]
         if idle:
             raise InvariantError(f"releasing GPUs that are not held: {idle}")
         freed = []
-        modes = self.mode
+        modes = self._modes
         for g in gl:
             left = occupancy[g] - 1
             occupancy[g] = left
@@ -157,6 +232,13 @@ class FreeMap:
         node_free = np.bincount(c.gpu_node, weights=free, minlength=c.num_nodes).astype(np.int32)
         if not np.array_equal(node_free, self.node_free):
             raise InvariantError("per-node free counts drifted from the occupancy map")
+        if self._by_free is not None:
+            for t, per_count in enumerate(self._by_free):
+                for k, nodes in enumerate(per_count):
+                    if any(int(self.node_free[nd]) != k or self._lists[2][nd] != t for nd in nodes):
+                        raise InvariantError("the best-fit node index drifted from the free counts")
+            if sum(len(nodes) for per_count in self._by_free for nodes in per_count) != c.num_nodes:
+                raise InvariantError("the best-fit node index lost or duplicated a node")
         if int(free.sum()) != self.total_free:
             raise InvariantError("total free count drifted from the occupancy map")
         if (self.occupancy < 0).any():

@@ -8,60 +8,60 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlsched.cluster.freemap import FreeMap
+from dlsched.cluster.freemap import NO_FIT, FreeMap, nodes_of_type
 from dlsched.cluster.topology import Cluster, Tier
 
 
-def _nodes_by_type(cluster: Cluster) -> list[np.ndarray]:
-    cache = getattr(cluster, "_nodes_by_type", None)
-    if cache is None:
-        cache = [np.flatnonzero(cluster.node_type == t) for t in range(len(cluster.gpu_types))]
-        cluster._nodes_by_type = cache
-    return cache
+def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]:
+    """Per GPU type: the racks holding its nodes (ascending), and each such rack's nodes of the type."""
+    def build():
+        out = []
+        for nodes in nodes_of_type(cluster):
+            racks = cluster.node_rack[nodes]
+            ids = sorted(set(racks.tolist()))  # not np.unique: its first call imports numpy.ma (~10 ms)
+            out.append((np.array(ids, dtype=np.int64), [nodes[racks == r].tolist() for r in ids]))
+        return out
+    return cluster.derived("placement.racks_of_type", build)
 
 
-def _take(freemap: FreeMap, nodes: np.ndarray, n: int) -> np.ndarray:
+def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
     """First ``n`` free GPUs walking ``nodes`` in order."""
-    out = []
-    need = n
-    for node in nodes:
-        g = freemap.free_gpus_of_node(int(node))
-        if g.size:
-            out.append(g[:need])
-            need -= min(need, g.size)
-            if need == 0:
+    out: list[int] = []
+    node_free = freemap._nf
+    for node in nodes.tolist() if hasattr(nodes, "tolist") else nodes:
+        if node_free[node]:
+            out += freemap.free_ids_of_node(node, n - len(out))
+            if len(out) == n:
                 break
-    return np.concatenate(out)
+    return out
 
 
-def _pick_of_type(freemap: FreeMap, n: int, t: int, max_tier: Tier) -> tuple[Tier, np.ndarray] | None:
+def _single_node(freemap: FreeMap, n: int, t: int) -> list[int] | None:
+    """Best fit on one node of type ``t``: the fullest node that still fits keeps big holes for big jobs."""
+    node = freemap.best_fit_node(t, n)
+    return None if node is None else freemap.free_ids_of_node(node, n)
+
+
+def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
+    """The fullest rack that fits (ties: lowest rack id), its nodes by free GPUs, most first
+    (ties: node id), so the job spans as few nodes as possible."""
+    racks_t, rack_nodes = _racks_of_type(freemap.cluster)[t]
+    rack_free = freemap.rack_type_free[racks_t, t]
+    fitting = np.where(rack_free >= n, rack_free, NO_FIT)
+    i = int(fitting.argmin())
+    if fitting[i] == NO_FIT:
+        return None
+    node_free = freemap._nf
+    return _take(freemap, sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
+
+
+def _across_racks(freemap: FreeMap, n: int, t: int) -> list[int]:
+    """Fullest racks first, fullest nodes first inside each (the type has ``n`` free GPUs)."""
     c = freemap.cluster
-    if freemap.type_free[t] < n:
-        return None
-    nodes = _nodes_by_type(c)[t]
-    free = freemap.node_free[nodes]
-    # one node: best fit (the fullest node that still fits) keeps big holes for big jobs
-    fits = free >= n
-    if fits.any():
-        cand = nodes[fits]
-        node = cand[np.argmin(free[fits])]
-        return Tier.NVLINK, _take(freemap, np.array([node]), n)
-    if max_tier < Tier.RACK:
-        return None
+    nodes = nodes_of_type(c)[t]
     racks = c.node_rack[nodes]
-    rack_free = freemap.rack_type_free[:, t]
-    cand_racks = np.unique(racks[rack_free[racks] >= n])
-    # order nodes by free GPUs, most first, so the job spans as few nodes as possible
-    if cand_racks.size:
-        rack = cand_racks[np.argmin(rack_free[cand_racks])]
-        sel = racks == rack
-        order = np.argsort(-free[sel], kind="stable")
-        return Tier.RACK, _take(freemap, nodes[sel][order], n)
-    if max_tier < Tier.NETWORK:
-        return None
-    # across racks: fullest racks first, fullest nodes first inside each
-    order = np.lexsort((-free, -rack_free[racks]))
-    return Tier.NETWORK, _take(freemap, nodes[order], n)
+    order = np.lexsort((-freemap.node_free[nodes], -freemap.rack_type_free[racks, t]))
+    return _take(freemap, nodes[order], n)
 
 
 def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
@@ -76,23 +76,37 @@ def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
     types (fullest racks and nodes first); it then runs at the pace of its
     slowest GPU, which is the perf model's business.
     """
+    got = pick_gpu_ids(freemap, n, type_id, max_tier)
+    return None if got is None else np.array(got, dtype=np.intp)
+
+
+def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
+                 max_tier: Tier = Tier.NETWORK) -> list[int] | None:
+    """``pick_gpus`` as a list of ints: cheaper for a caller that only hands the ids on."""
     if n <= 0:
         raise ValueError("a placement needs at least one GPU")
-    types = range(len(freemap.cluster.gpu_types)) if type_id is None else (type_id,)
-    best = None
+    # the tightest tier wins, ties to the type listed first: each tier is tried over every type
+    # before the next, so a looser placement is only computed when no tighter one exists
+    every = range(len(freemap.cluster.gpu_types)) if type_id is None else (type_id,)
+    type_free = freemap._tf
+    types = [t for t in every if type_free[t] >= n]
     for t in types:
-        got = _pick_of_type(freemap, n, t, max_tier)
-        if got is not None and (best is None or got[0] < best[0]):
-            best = got
-            if best[0] == Tier.NVLINK:
-                break
-    if best is None and type_id is None and max_tier >= Tier.NETWORK and freemap.total_free >= n:
+        got = _single_node(freemap, n, t)
+        if got is not None:
+            return got
+    if max_tier >= Tier.RACK:
+        for t in types:
+            got = _one_rack(freemap, n, t)
+            if got is not None:
+                return got
+    if types and max_tier >= Tier.NETWORK:
+        return _across_racks(freemap, n, types[0])
+    if type_id is None and max_tier >= Tier.NETWORK and freemap.total_free >= n:
         c = freemap.cluster
-        free = freemap.node_free
         rack_free = freemap.rack_type_free.sum(axis=1)
-        order = np.lexsort((-free, -rack_free[c.node_rack]))
+        order = np.lexsort((-freemap.node_free, -rack_free[c.node_rack]))
         return _take(freemap, order, n)
-    return None if best is None else best[1]
+    return None
 
 
 def ideal_gpus(cluster: Cluster, n: int, type_id: int | None) -> np.ndarray:

@@ -79,8 +79,8 @@ class PlacementPerfModel(PerfModel):
     # ------------------------------------------------------------------ pricing
 
     def price(self, job: JobSpec, gpus: Sequence[int], plan=None) -> IterCost:
-        gl = gpus.tolist() if hasattr(gpus, "tolist") else list(gpus)
-        key = (job.model, job.params, job.batch_size, tuple(gl))
+        gl = gpus if type(gpus) is tuple else tuple(gpus.tolist() if hasattr(gpus, "tolist") else gpus)
+        key = (job.model, job.params, job.batch_size, gl)
         hit = self._exact.get(key)
         if hit is not None:
             return hit

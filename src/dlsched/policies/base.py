@@ -57,7 +57,7 @@ class Allocation:
     @staticmethod
     def of(gpus: Iterable[int], plan=None, shared: bool = False, mode: str | None = None) -> "Allocation":
         """``shared=True`` is shorthand for ``mode="packed"``."""
-        return Allocation(tuple(sorted(int(g) for g in gpus)), plan,
+        return Allocation(tuple(sorted(map(int, gpus))), plan,
                           mode if mode is not None else ("packed" if shared else "exclusive"))
 
     @property

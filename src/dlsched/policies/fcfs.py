@@ -13,7 +13,7 @@ will not need.  Placement is consolidated (fewest nodes, then racks).
 
 from __future__ import annotations
 
-from dlsched.cluster.placement import pick_gpus
+from dlsched.cluster.placement import pick_gpu_ids
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -27,6 +27,15 @@ def _type_id(view: ClusterView, job: JobState) -> int | None:
     if "type_id" not in cache:
         cache["type_id"] = view.cluster.type_id(t)
     return cache["type_id"]
+
+
+def _left(view: ClusterView, t: int | None, pending: list[list[int]]) -> int:
+    """Free GPUs of type ``t`` (None: any) once ``pending`` placements are made."""
+    taken = [g for gpus in pending for g in gpus]
+    if t is None:
+        return view.free.total_free - len(taken)
+    of_gpu = view.cluster.derived("fcfs.gpu_type", lambda: view.cluster.gpu_type_idx.tolist())
+    return view.free.free_of_type(t) - sum(1 for g in taken if of_gpu[g] == t)
 
 
 @register("fcfs")
@@ -59,9 +68,19 @@ class FCFS(JobPolicy):
         if free.total_free == 0:
             return decision
         scratch = None  # copied only once something is placed
+        # strict FCFS: placements not yet on a scratch map.  Most calls place one job and stop at
+        # the next, which the free counts alone show does not fit: no copy is made for them
+        pending: list[list[int]] = []
         reservations: dict[int | None, tuple[float, int]] = {}  # type -> (shadow time, spare GPUs)
         looked = 0
         for job in view.queued():
+            if pending:
+                if _left(view, _type_id(view, job), pending) < job.spec.num_gpus:
+                    break  # strict FCFS stops at the first job that does not fit
+                scratch = free.copy()
+                for gpus in pending:
+                    scratch.allocate(gpus)
+                pending = []
             fm = scratch or free
             if fm.total_free == 0:
                 break
@@ -76,7 +95,7 @@ class FCFS(JobPolicy):
                 continue
             if fits and scratch is None and job.policy_data.get("blocked_at") == free.version:
                 fits = False  # it did not fit on these very free GPUs at the last call
-            gpus = pick_gpus(fm, n, t) if fits else None
+            gpus = pick_gpu_ids(fm, n, t) if fits else None
             if gpus is None and scratch is None:
                 job.policy_data["blocked_at"] = free.version
             if gpus is None:  # blocked (with any type, free GPUs may be spread over types)
@@ -85,10 +104,15 @@ class FCFS(JobPolicy):
                 if t not in reservations:
                     reservations[t] = self._reserve(view, job, t, fm)
                 continue
-            if scratch is None:
-                scratch = free.copy()
-            scratch.allocate(gpus)
+            if scratch is None and not self.backfill:
+                pending.append(gpus)
+            else:
+                if scratch is None:
+                    scratch = free.copy()
+                scratch.allocate(gpus)
             decision.allocate[job.job_id] = Allocation.of(gpus)
+            if not self.backfill:
+                continue  # the running set by type serves only backfilling's reservations
             held = t if t is not None else int(view.cluster.gpu_type_idx[gpus[0]])
             job.policy_data["held_type"] = held
             self._running.setdefault(held, {})[job.job_id] = job

@@ -41,13 +41,26 @@ def _load_all() -> None:
     _loaded = True
 
 
+def _load_home(name: str) -> None:
+    """Import only the module whose source registers ``name`` (``names.declared_policy_modules``);
+    a policy run then pays for its own module's imports, not every policy's (scipy for the LPs)."""
+    from dlsched.policies.names import declared_policy_modules
+
+    home = declared_policy_modules().get(name)
+    if home in MODULES:
+        importlib.import_module(f"dlsched.policies.{home}")
+
+
 def policy_names() -> list[str]:
     _load_all()
     return sorted(_POLICIES)
 
 
 def policy_class(name: str) -> type[JobPolicy]:
-    _load_all()
+    if name not in _POLICIES and not _loaded:
+        _load_home(name)
+    if name not in _POLICIES:
+        _load_all()
     try:
         return _POLICIES[name]
     except KeyError:

@@ -162,8 +162,8 @@ def generate(n_jobs: int | None = None, duration_s: float | None = None, *,
     dur = duration_quantile(u)
     if gpu_duration_dependence:
         c1 = single_gpu_scale(mix)
-        dur = np.minimum(dur * np.array([c1 if g == 1 else duration_ratio(int(g)) for g in gpus]),
-                         MAX_DURATION_S)
+        ratio = {g: c1 if g == 1 else duration_ratio(g) for g in set(gpus.tolist())}  # per size, not per job
+        dur = np.minimum(dur * np.array([ratio[g] for g in gpus.tolist()]), MAX_DURATION_S)
     dur = dur * duration_scale
     if max_duration_s is not None:
         dur = np.minimum(dur, max_duration_s)
@@ -173,18 +173,22 @@ def generate(n_jobs: int | None = None, duration_s: float | None = None, *,
     pins = rng.random(n)
     share = type_counts / type_counts.sum() if len(type_counts) else type_counts
 
+    # rounded as whole arrays (numpy's rounding, the same as rounding each numpy scalar) and
+    # turned into Python numbers once: per-element numpy calls cost ~1 s per million jobs
+    submit = np.round(times, 3).tolist()
+    length = np.round(dur, 3).tolist()
+    zoo = [get_model(name) for name in names]
+    chosen = [(zoo[k].name, zoo[k].default_batch) for k in picked.tolist()]
     jobs = []
-    for i in range(n):
-        g = int(gpus[i])
-        model = get_model(names[picked[i]])
+    for i, g in enumerate(gpus.tolist()):
+        name, batch = chosen[i]
         gpu = None
         if pin_gpu_types and cluster is not None:
             ok = np.where(type_counts >= g, share, 0.0)
             cdf = np.cumsum(ok / ok.sum())
             gpu = type_names[int(min(np.searchsorted(cdf, pins[i], side="right"), len(cdf) - 1))]
-        jobs.append(JobSpec(f"{id_prefix}{i}", float(round(times[i], 3)), model.name, g,
-                            batch_size=model.default_batch * g, duration_s=float(round(dur[i], 3)),
-                            gpu_type=gpu, extra={"source": "synthetic"}))
+        jobs.append(JobSpec(f"{id_prefix}{i}", submit[i], name, g, batch_size=batch * g,
+                            duration_s=length[i], gpu_type=gpu, extra={"source": "synthetic"}))
     return jobs
 
 

@@ -27,6 +27,8 @@ from dlsched.workload.zoo_large import layer_traits
 SPREAD_FACTOR = 0.9  # throughput kept per halving of GPUs per node (Crius authors' simulator)
 
 INFEASIBLE = IterCost(math.inf, math.inf, 0.0)
+_UNSEEN = object()
+_EXACT_CACHE_MAX = 1 << 16  # exact-GPU price memo entries before it is cleared
 
 
 class AdaptivePerfModel(PerfModel):
@@ -37,16 +39,18 @@ class AdaptivePerfModel(PerfModel):
         super().__init__(cluster)
         self.estimator = estimator or CellEstimator(cluster, params)
         self.fallback = fallback or SimplePerfModel(cluster)
+        self._large: dict = {}  # (model, variant) -> its ModelInfo if a large model, else None
+        self._exact: dict = {}  # (model, variant), batch, GPU ids -> IterCost
 
     def spread_factor(self, gpus: np.ndarray) -> float:
         """Throughput kept when the GPUs span more nodes than a consolidated placement."""
         c = self.cluster
-        nodes = np.unique(c.gpu_node[gpus])
+        nodes = sorted(set(c.gpu_node[gpus].tolist()))
         per_node = int(c.node_gpus[nodes[0]])
         needed = max(1, -(-gpus.size // per_node))
-        if nodes.size <= needed:
+        if len(nodes) <= needed:
             return 1.0
-        return SPREAD_FACTOR ** math.log2(nodes.size / needed)
+        return SPREAD_FACTOR ** math.log2(len(nodes) / needed)
 
     def shape_time(self, model, batch: int, gpu: str, n: int) -> float | None:
         """Seconds per iteration consolidated on ``n`` GPUs of ``gpu`` (None: it cannot run there)."""
@@ -54,14 +58,30 @@ class AdaptivePerfModel(PerfModel):
         return None if cell is None else cell.iter_time
 
     def price(self, job: JobSpec, gpus, plan=None) -> IterCost:
-        model = get_model(job.model, job.params)
-        if layer_traits(model) is None:
+        # memoised per (model, variant): building a scaled variant's ModelInfo is not free, and
+        # the engine prices every placement
+        key = (job.model, job.params)
+        model = self._large.get(key, _UNSEEN)
+        if model is _UNSEEN:
+            found = get_model(job.model, job.params)
+            model = self._large[key] = found if layer_traits(found) is not None else None
+        if model is None:
             return self.fallback.price(job, gpus, plan)
+        exact = (key, job.batch_size, tuple(gpus.tolist() if hasattr(gpus, "tolist") else gpus))
+        hit = self._exact.get(exact)
+        if hit is None:  # the estimator's optimum is itself memoised, so a price never changes
+            hit = self._exact[exact] = self._price_large(model, job.batch_size, exact[2])
+            if len(self._exact) >= _EXACT_CACHE_MAX:
+                self._exact.clear()
+        return hit
+
+    def _price_large(self, model, batch: int, gpus: tuple[int, ...]) -> IterCost:
         g = np.asarray(gpus, dtype=np.int64)
         c = self.cluster
         worst = 0.0
-        for t in np.unique(c.gpu_type_idx[g]):  # a mixed allocation runs at its slowest type
-            it = self.shape_time(model, job.batch_size, c.gpu_types[int(t)].name, int(g.size))
+        # sorted(set()) rather than np.unique, whose first call imports numpy.ma (~10 ms of start-up)
+        for t in sorted(set(c.gpu_type_idx[g].tolist())):  # a mixed allocation runs at its slowest type
+            it = self.shape_time(model, batch, c.gpu_types[int(t)].name, int(g.size))
             if it is None:
                 return INFEASIBLE
             worst = max(worst, it)
