@@ -207,6 +207,18 @@ class JobPolicy(ABC):
     def on_finish(self, job: JobState, now: float) -> None:
         """A job finished or was dropped."""
 
+    def rounds_idle(self) -> bool:
+        """True when every round until the next arrival or finish would repeat the last one.
+
+        Asked by the simulator after a round's call.  A round-based policy that can tell
+        (Gavel, once its allocation is stable) lets the simulator skip those rounds instead of
+        stepping through each: their count arrives through ``skip_rounds`` before the next call.
+        """
+        return False
+
+    def skip_rounds(self, k: int) -> None:
+        """The simulator skipped ``k`` rounds that ``rounds_idle`` said would repeat the last one."""
+
     @abstractmethod
     def schedule(self, view: ClusterView, now: float) -> Decision:
         ...

@@ -205,6 +205,17 @@ class Gavel(JobPolicy):
         self.rounds_skipped += 1
         return True
 
+    def rounds_idle(self) -> bool:
+        # only once a skipped round confirmed every job on its target (``_skip``), and for the
+        # round-based policy itself: subclasses decide on events, with their own rules
+        return (type(self).schedule is Gavel.schedule and self.fast and self._confirmed
+                and self._stable is not None and not self._dirty)
+
+    def skip_rounds(self, k: int) -> None:
+        # the rounds ``_skip`` would have skipped one call at a time; settled in ``_settle``
+        self._skipped += k
+        self.rounds_skipped += k
+
     def _settle(self) -> None:
         """Count the skipped rounds: each job in the stable set ran each of them on its type."""
         if self._skipped and self._stable is not None:
