@@ -8,7 +8,7 @@ from microsim_oracle import oracle_maxmin_rates, oracle_simulate_group
 
 from dlsched.network import FlowContention, clos
 from dlsched.network.maxmin import maxmin_rates
-from dlsched.network.microsim import MAX_EVENTS, binding_links, simulate_group
+from dlsched.network.microsim import MAX_EVENTS, simulate_group
 
 
 def random_instance(rng: np.random.Generator, jobs: int, links: int, levels: int):
@@ -77,19 +77,9 @@ def test_clos_groups_match_the_previous_simulation(jobs, seed):
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_maxmin_matches_the_previous_solver_and_ignores_dominated_links(seed):
+def test_maxmin_matches_the_previous_solver(seed):
     rng = np.random.default_rng(100 + seed)
     _, _, _, job_links, capacity, cap, level = random_instance(rng, int(rng.integers(1, 25)),
                                                                int(rng.integers(1, 15)), 1 + seed % 3)
     want = oracle_maxmin_rates(job_links, capacity, cap, level)
     np.testing.assert_allclose(maxmin_rates(job_links, capacity, cap, level), want, rtol=1e-9, atol=1e-12)
-    pruned = binding_links(job_links, capacity)
-    assert all(pruned), "every job keeps a link"
-    np.testing.assert_allclose(maxmin_rates(pruned, capacity, cap, level), want, rtol=1e-9, atol=1e-12)
-
-
-def test_dominated_links_are_dropped():
-    # link 1 holds job 0 only, with more room per flow than link 0 (jobs 0 and 1): it never binds;
-    # links 2 and 3 are identical: one of them goes
-    pruned = binding_links([[(0, 1.0), (1, 1.0), (2, 1.0), (3, 1.0)], [(0, 1.0)]], [10.0, 20.0, 5.0, 5.0])
-    assert pruned == [[(0, 1.0), (2, 1.0)], [(0, 1.0)]]
