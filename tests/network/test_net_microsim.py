@@ -83,3 +83,9 @@ def test_maxmin_matches_the_previous_solver(seed):
                                                                int(rng.integers(1, 15)), 1 + seed % 3)
     want = oracle_maxmin_rates(job_links, capacity, cap, level)
     np.testing.assert_allclose(maxmin_rates(job_links, capacity, cap, level), want, rtol=1e-9, atol=1e-12)
+
+
+def test_maxmin_edge_cases():
+    assert maxmin_rates([], [], []) == []
+    # a job on no shared link runs at its cap; one on a link a higher level fills gets nothing
+    assert maxmin_rates([[], [(0, 1.0)], [(0, 2.0)]], [4.0], [3.0, 5.0, 5.0], [0, 0, 1]) == [3.0, 4.0, 0.0]
