@@ -1,6 +1,11 @@
-"""The event-queue micro-simulation and max-min solver against the previous ones (kept as oracles)."""
+"""The compiled micro-simulation and max-min solve against the previous Python ones (kept as oracles)."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -89,3 +94,13 @@ def test_maxmin_edge_cases():
     assert maxmin_rates([], [], []) == []
     # a job on no shared link runs at its cap; one on a link a higher level fills gets nothing
     assert maxmin_rates([[], [(0, 1.0)], [(0, 2.0)]], [4.0], [3.0, 5.0, 5.0], [0, 0, 1]) == [3.0, 4.0, 0.0]
+
+
+def test_kernel_compiles_without_a_cache_directory():
+    # no cache locator finds a place (as with a read-only install and home): the kernel must
+    # still import, uncached, rather than fail at decoration
+    probe = "from dlsched.network import fluid_kernel as k; print(type(k.run_group._cache).__name__)"
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = dict(os.environ, NUMBA_CACHE_LOCATOR_CLASSES="ZipCacheLocator", PYTHONPATH=src)
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "NullCache"

@@ -19,13 +19,27 @@ import math
 import numpy as np
 from numba import njit
 
+
+
+def _compiled(fn):
+    """``fn`` compiled, its machine code cached on disk where numba finds a writable place.
+
+    With none (no writable ``__pycache__`` beside this file, nor a user cache directory) numba
+    refuses ``cache=True`` at decoration; the kernel then compiles afresh in each process.
+    """
+    try:
+        return njit(cache=True)(fn)
+    except RuntimeError:
+        return njit(fn)
+
+
 # relative tolerances, as the Python solver they replace and the test oracle use them
 _FULL = 1e-12  # a link's residual below this share of its capacity counts as full
 _SLOW = 1e-12  # a speed below 1 - this counts as slowed
 _LEFT = 1e-9  # communication left below this share of the job's total counts as done
 
 
-@njit(cache=True)
+@_compiled
 def maxmin_solve(active, jl_ptr, jl_link, jl_n, capacity, cap, level, levels, residual, load, rising, x):
     """Max-min rates of the jobs with ``active[j]`` into ``x`` (others get 0).
 
@@ -89,7 +103,7 @@ def maxmin_solve(active, jl_ptr, jl_link, jl_n, capacity, cap, level, levels, re
     return x
 
 
-@njit(cache=True)
+@_compiled
 def _freeze(j, t, jl_ptr, jl_link, jl_n, load, rising, x):
     rising[j] = False
     x[j] = t
@@ -97,7 +111,7 @@ def _freeze(j, t, jl_ptr, jl_link, jl_n, load, rising, x):
         load[jl_link[k]] -= jl_n[k]
 
 
-@njit(cache=True)
+@_compiled
 def run_group(compute, start, comm, jl_ptr, jl_link, jl_n, capacity, cap, level, min_iterations, max_events):
     """(steady seconds per iteration, slowed flags, events) of the group: ``simulate_group``'s loop.
 
