@@ -17,7 +17,7 @@ from dlsched.policies.names import declared_policy_names
 from dlsched.policies.registry import policy_names
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-HEAVY = ("numpy", "scipy", "pydantic", "rich", "yaml", "pandas", "networkx", "ray", "torch",
+HEAVY = ("numpy", "scipy", "pydantic", "rich", "yaml", "pandas", "networkx", "numba", "ray", "torch",
          "dlsched.workload.zoo", "dlsched.sim.engine", "dlsched.policies.base")
 
 PROBE = """
