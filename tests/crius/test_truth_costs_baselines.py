@@ -221,3 +221,23 @@ def test_sia_keeps_the_incumbent_on_a_tie(testbed):
     assert not p.schedule(view, 10_000.0) and p.solves == 1  # a and b keep their GPUs; c waits
     assert not p.schedule(view, 10_060.0) and p.solves == 1  # unchanged: no second solve
     assert not p.schedule(view, 10_600.0) and p.solves == 2  # re-solved after resolve_s, same answer
+
+
+def test_run_script_merges_partial_results(tmp_path):
+    """``run.py --render a.json b.json``: runs of policy subsets make one table, later files winning."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "crius" / "run.py"
+    spec = importlib.util.spec_from_file_location("crius_run", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"sim": {"derived": {"crius": {"avg_jct_h": 1.0}, "fcfs": {"avg_jct_h": 9.0}}}}))
+    b.write_text(json.dumps({"sim": {"derived": {"fcfs": {"avg_jct_h": 2.0}, "sia": {"avg_jct_h": 4.0}},
+                                     "authors": {"crius": {"avg_jct_h": 3.0}}}}))
+    merged = mod._merge([a, b])
+    assert merged == {"sim": {"derived": {"crius": {"avg_jct_h": 1.0}, "fcfs": {"avg_jct_h": 2.0},
+                                          "sia": {"avg_jct_h": 4.0}},
+                              "authors": {"crius": {"avg_jct_h": 3.0}}}}
