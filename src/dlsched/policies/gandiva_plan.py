@@ -100,6 +100,14 @@ class Plan:
                 held[node] = held.get(node, 0) + k
                 dem = demands.setdefault(node, {})
                 dem[demand] = dem.get(demand, 0) + 1
+        # every job's sharing at once: 1 unless one of its GPUs has several holders
+        share = self._share = dict.fromkeys(self.gpus, 1)
+        for hold in holders.values():
+            k = len(hold)
+            if k > 1:
+                for h in hold:
+                    if share[h] < k:
+                        share[h] = k
         self.touched: set[int] = set()  # GPUs whose holders changed: only their jobs can change mode
         self.repacked: set[str] = set()  # jobs whose packed flag the policy set or cleared
         for jid, job in self.jobs.items():  # left alone by a co-tenant that finished: back to exclusive
