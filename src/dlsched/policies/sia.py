@@ -15,10 +15,13 @@ From the Sia paper:
   comparable across jobs of very different speeds; a running job's other
   configurations are discounted by a restart factor, so it moves only when
   the gain outweighs the restart.
-* Solved exactly with scipy's ``milp`` (HiGHS) up to 2,000 (job,
+* Solved exactly with scipy's ``milp`` (HiGHS) up to 1,000 (job,
   configuration) pairs; beyond, the LP relaxation's basic optimum (integral
   but for at most one job per GPU type) with those few jobs re-fitted
-  greedily, since the exact solve took seconds per round at 1,280 GPUs.
+  greedily.  On 341 problems from the simulation scenario (21-2,865 pairs)
+  the rounded LP took 10 ms against the exact solve's 23 ms and lost 0.026%
+  of the objective on average (median 0, worst 1.4%); the simulation's
+  problems are 1,400-2,900 pairs, where the exact solve dominated run time.
 
 Simplifications (and why):
 
@@ -90,7 +93,7 @@ def _quiet_stdout():
         os.close(saved)
 
 
-EXACT_MAX_VARS = 2000  # above this many (job, configuration) pairs the LP relaxation is rounded
+EXACT_MAX_VARS = 1000  # above this many (job, configuration) pairs the LP relaxation is rounded
 MIP_GAP = 1e-6  # HiGHS's default 1e-4 left room for the solver to swap near-equal jobs between rounds
 KEEP_EDGE = 0.005  # a running job's current configuration counts 0.5% more: ties keep the incumbent
 
@@ -187,22 +190,29 @@ class Sia(JobPolicy):
             self._configs[key] = c
         return c
 
-    def _value(self, cluster: Cluster, job: JobState, cur: Shape | None, c: Configs, now: float) -> np.ndarray:
-        """Goodput x restart factor: a running job's other configurations are discounted by
-        ``age / (age + re-planning seconds)``; its current one keeps a small edge (``KEEP_EDGE``)."""
-        if cur is None:
-            return c.goodput
+    def _costs_of(self, cluster: Cluster, job: JobState, c: Configs) -> np.ndarray:
         key = shape_key(job)
         cost = self._costs.get(key)
         if cost is None:
             cost = self._costs[key] = np.array([self.replan.price(cluster, job, s) for s in c.shapes])
-        age = max(now - job.spec.submit_time, 0.0)
-        total = age + cost
-        factor = np.divide(age, total, out=np.ones_like(cost), where=total > 0)
-        k = c.index(cur)
-        if k >= 0:
-            factor[k] = 1.0 + KEEP_EDGE
-        return c.goodput * factor
+        return cost
+
+    def _values(self, cluster: Cluster, cands: list[JobState], cur: list[Shape | None], confs: list[Configs],
+                now: float) -> np.ndarray:
+        """Goodput x restart factor per column: a running job's other configurations are discounted by
+        ``age / (age + re-planning seconds)``; its current one keeps a small edge (``KEEP_EDGE``)."""
+        sizes = [len(c.shapes) for c in confs]
+        ages = np.repeat([max(now - j.spec.submit_time, 0.0) for j in cands], sizes)
+        costs = np.concatenate([self._costs_of(cluster, j, c) if s is not None else np.zeros(len(c.shapes))
+                                for j, s, c in zip(cands, cur, confs)])
+        total = ages + costs
+        factor = np.divide(ages, total, out=np.ones_like(total), where=total > 0)
+        offsets = np.cumsum([0] + sizes[:-1])
+        for off, s, c in zip(offsets, cur, confs):
+            k = c.index(s) if s is not None else -1
+            if k >= 0:
+                factor[off + k] = 1.0 + KEEP_EDGE
+        return np.concatenate([c.goodput for c in confs]) * factor
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster
@@ -224,7 +234,7 @@ class Sia(JobPolicy):
         if self._expect is not None and self._expect[0] == state and now - self._expect[1] < self.resolve_s:
             return Decision()
         confs = [self._configs_of(cluster, j) for j in cands]
-        value = np.concatenate([self._value(cluster, j, s, c, now) for j, s, c in zip(cands, cur, confs)])
+        value = self._values(cluster, cands, cur, confs, now)
         if not value.size:
             return Decision()
         jobs_idx = np.repeat(np.arange(len(cands)), [len(c.shapes) for c in confs])
