@@ -65,7 +65,8 @@ PAPER = {
            "NA: 2.54x JCT, -13.6% throughput; NH: 3.53x JCT, -17.3% throughput; "
            "DDL: 1.69x deadline satisfactory ratio vs ElasticFlow",
 }
-# wall seconds per scenario, both settings, on this 2-core machine (docs/crius.md, "Speed")
+# wall seconds per scenario, both settings, on this 2-core machine (docs/crius.md, "Speed"); the sim's
+# figure predates Sia and Gandiva in it, which take far longer there (docs/crius.md, "Sia")
 EXPECTED_S = {"testbed": 25.0, "sim": 900.0}
 
 
