@@ -158,7 +158,8 @@ def test_sia_ilp_is_optimal_against_brute_force(testbed, monkeypatch, exact):
     shapes = [(t, n) for t in range(len(cap)) for n in (4, 8, 16, 32)]
     keys = [(j, s) for j in range(4) for s in shapes]
     value = rng.uniform(1, 10, len(keys))
-    got = Sia._solve(testbed, 4, keys, value)
+    got = Sia._solve(testbed, 4, np.array([j for j, _ in keys]), np.array([s[0] for _, s in keys]),
+                     np.array([s[1] for _, s in keys]), value)
     best = 0.0
     for pick in itertools.product([None] + shapes, repeat=4):
         used = [0] * len(cap)
@@ -198,3 +199,45 @@ def test_settings_table_reports_both_beside_the_paper():
     text = settings_table("sim", {"derived": rows, "authors": {**rows, "fcfs": {"avg_jct_h": 4.0}}})
     assert "| fcfs | +50.0% lower | +75.0% lower | 81.3% lower |" in text
     assert "DDL (derived): Crius-DDL meets 0.60 of all deadlines, deadline-aware ElasticFlow 0.30 (2.00x" in text
+
+
+def test_sia_keeps_the_incumbent_on_a_tie(testbed):
+    """Three identical jobs with one configuration each (GPT-6.7B fits no data-parallel plan, so
+    16 A40s) and room for two: the running two keep their GPUs (no swap for no gain), and a round
+    that finds the candidates where the last solve left them does not re-solve."""
+    from dlsched.cluster.freemap import FreeMap
+    from dlsched.policies.base import ClusterView, JobStatus
+
+    p = make_policy("sia")
+    spec = dict(model="gpt-6.7b", num_gpus=16, batch_size=16, total_iterations=10**6, gpu_type="A40")
+    jobs = {k: JobState(JobSpec(k, float(i), **spec), 10**6) for i, k in enumerate("abc")}
+    free = FreeMap(testbed)
+    a40 = [g for g in range(testbed.num_gpus) if testbed.gpu_types[testbed.gpu_type_idx[g]].name == "A40"]
+    for k, gpus in (("a", a40[:16]), ("b", a40[16:])):
+        free.allocate(gpus)
+        jobs[k].status, jobs[k].allocation = JobStatus.RUNNING, Allocation.of(gpus)
+    running = {k: jobs[k] for k in "ab"}
+    view = ClusterView(testbed, free, jobs, None, queue_fn=lambda: [jobs["c"]], running=running)
+    assert not p.schedule(view, 10_000.0) and p.solves == 1  # a and b keep their GPUs; c waits
+    assert not p.schedule(view, 10_060.0) and p.solves == 1  # unchanged: no second solve
+    assert not p.schedule(view, 10_600.0) and p.solves == 2  # re-solved after resolve_s, same answer
+
+
+def test_run_script_merges_partial_results(tmp_path):
+    """``run.py --render a.json b.json``: runs of policy subsets make one table, later files winning."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "crius" / "run.py"
+    spec = importlib.util.spec_from_file_location("crius_run", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"sim": {"derived": {"crius": {"avg_jct_h": 1.0}, "fcfs": {"avg_jct_h": 9.0}}}}))
+    b.write_text(json.dumps({"sim": {"derived": {"fcfs": {"avg_jct_h": 2.0}, "sia": {"avg_jct_h": 4.0}},
+                                     "authors": {"crius": {"avg_jct_h": 3.0}}}}))
+    merged = mod._merge([a, b])
+    assert merged == {"sim": {"derived": {"crius": {"avg_jct_h": 1.0}, "fcfs": {"avg_jct_h": 2.0},
+                                          "sia": {"avg_jct_h": 4.0}},
+                              "authors": {"crius": {"avg_jct_h": 3.0}}}}

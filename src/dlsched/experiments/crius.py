@@ -65,7 +65,8 @@ PAPER = {
            "NA: 2.54x JCT, -13.6% throughput; NH: 3.53x JCT, -17.3% throughput; "
            "DDL: 1.69x deadline satisfactory ratio vs ElasticFlow",
 }
-# wall seconds per scenario, both settings, on this 2-core machine (docs/crius.md, "Speed")
+# wall seconds per scenario, both settings, on this 2-core machine (docs/crius.md, "Speed"); the sim's
+# figure predates Sia and Gandiva in it, which take far longer there (docs/crius.md, "Sia")
 EXPECTED_S = {"testbed": 25.0, "sim": 900.0}
 
 
@@ -221,6 +222,7 @@ def headlines(scenario: str, rows: dict) -> list[Headline]:
 # the paper's per-baseline JCT reductions (section 8.4); the testbed gives only "up to 48.9%" over all
 PAPER_JCT = {"sim": {"fcfs": 81.3, "elasticflow-ls": 75.8, "gavel-admit": 66.4, "gandiva": 80.1}}
 PAPER_JCT_TESTBED = 48.9
+PAPER_ABLATION = {"crius-na": 2.54, "crius-nh": 3.53}  # section 8.6, JCT vs Crius (simulation)
 
 
 def settings_table(name: str, by_setting: dict[str, dict]) -> str:
@@ -247,6 +249,11 @@ def settings_table(name: str, by_setting: dict[str, dict]) -> str:
     lines.append("")
     for s in names:
         rows = by_setting[s]
+        c = rows.get("crius", {}).get("avg_jct_h")
+        abl = [(v, _times(rows[v]["avg_jct_h"], c), PAPER_ABLATION[v]) for v in ("crius-na", "crius-nh") if v in rows]
+        if abl:
+            lines.append(f"Ablations ({s}): " + "; ".join(
+                f"{v} has {'-' if x is None else f'{x:.2f}x'} Crius's JCT (paper {p}x)" for v, x, p in abl))
         if "crius-ddl" in rows and "elasticflow" in rows:
             a, b = rows["crius-ddl"]["ddl_ratio"], rows["elasticflow"]["ddl_ratio"]
             ratio = _times(a, b)
@@ -272,7 +279,8 @@ def accuracy_line(cluster, jobs, seed: int = 0) -> str:
 
 # ---------------------------------------------------------------- held-out checks
 
-HELD_OUT_POLICIES = ["crius", "fcfs", "gavel-admit", "gavel", "elasticflow-ls", "sia"]
+HELD_OUT_POLICIES = ["crius", "fcfs", "gavel-admit", "gavel", "elasticflow-ls", "gandiva", "sia", "crius-na",
+                     "crius-nh"]
 
 
 def held_out_scenarios() -> dict:

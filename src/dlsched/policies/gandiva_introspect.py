@@ -18,6 +18,7 @@ packing is kept is decided on measured progress only.
 
 from __future__ import annotations
 
+from dlsched.cluster.topology import Tier
 from dlsched.perf.interference import packed_job
 from dlsched.policies.base import ClusterView, JobState
 from dlsched.policies.gandiva_plan import Plan, best_in_node
@@ -225,7 +226,10 @@ def improve_locality(plan: Plan, ready) -> int:
         own = plan.gpus[jid]
         if len(own) < 2 or plan.sharing(jid) > 1 or not ready(jid) or len(own) != job.spec.num_gpus:
             continue
-        now_tier = c.tier(own)
+        now_tier = plan.tier(own)
+        if now_tier <= Tier.PCIE_SWITCH or (now_tier == Tier.RACK and
+                                            len(own) > plan.largest_node(job_type(plan, job))):
+            continue  # already as tight as that many GPUs can be: the search below cannot move it
         plan.remove(jid)
         best = plan.pick_free(len(own), job_type(plan, job))
         if best is not None and c.tier(best) < now_tier:

@@ -13,6 +13,13 @@ It also answers the node-level questions of Gandiva's node-allocation
 algorithm: a node's affinity (the GPU demand of the jobs on it: 0 when it is
 empty, -1 when it holds mixed demands) and height (GPUs allocated over GPUs
 it has; above 1 it is time-sliced).
+
+Every question is asked thousands of times per call on a large cluster, so the
+plan keeps per-node indexes (the jobs on a node with their GPU counts there,
+the node's demand counts and summed holders) and a per-job sharing cache, all
+updated by ``place`` and ``remove``: a question costs O(1) or O(a node's jobs),
+never a scan of GPUs.  ``version`` counts changes to who holds what, so a
+caller can tell that nothing moved since it last looked.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobState
 
+_TIER_CACHE = 1 << 16
 MIXED = -1  # affinity of a node whose jobs ask for different numbers of GPUs
 
 
@@ -44,6 +52,16 @@ def best_in_node(cluster, free: list[int], n: int) -> tuple[int, ...] | None:
     return best
 
 
+def _nodes_by_type(cluster) -> dict:
+    """Node ids per GPU type id (None: every node), built once per cluster."""
+    def build():
+        out = {None: tuple(range(cluster.num_nodes))}
+        for t in range(len(cluster.gpu_types)):
+            out[t] = tuple(i for i in range(cluster.num_nodes) if int(cluster.node_type[i]) == t)
+        return out
+    return cluster.derived("gandiva.nodes_by_type", build)
+
+
 class Plan:
     def __init__(self, view: ClusterView):
         self.view = view
@@ -52,17 +70,44 @@ class Plan:
         self.gpus: dict[str, tuple[int, ...]] = {}  # planned GPUs per job
         self.packed: set[str] = set()  # jobs whose shared group runs packed, not sliced
         self.holders: dict[int, list[str]] = {}
+        self._gpu_node: list[int] = self.c.derived("gandiva.gpu_node", self.c.gpu_node.tolist)
+        self._on_node: dict[int, dict[str, int]] = {}  # node -> {job: its GPUs on that node}
+        self._demands: dict[int, dict[int, int]] = {}  # node -> {GPU demand: jobs on it asking that many}
+        self._held: dict[int, int] = {}  # node -> holders summed over its GPUs (height's numerator)
+        self._share: dict[str, int] = {}  # cache of sharing(); dropped for every holder of a changed GPU
+        self.version = 0
+        self.failed: dict[tuple, int] = {}  # placement question -> version at which it found nothing
         self.scratch = view.free.copy()
         # one holder per held GPU in the scratch copy: the plan keeps its own holder lists, the scratch
         # only answers "which GPUs are free" (its free counts do not change: no GPU becomes free here)
         np.minimum(self.scratch.occupancy, 1, out=self.scratch.occupancy)
+        holders, gpu_node, on_node, demands, held = self.holders, self._gpu_node, self._on_node, \
+            self._demands, self._held
         for j in view.running():
-            self.jobs[j.job_id] = j
-            self.gpus[j.job_id] = j.allocation.gpus
+            jid, gpus = j.job_id, j.allocation.gpus
+            self.jobs[jid] = j
+            self.gpus[jid] = gpus
             if j.allocation.mode == "packed":
-                self.packed.add(j.job_id)
-            for g in j.allocation.gpus:
-                self.holders.setdefault(g, []).append(j.job_id)
+                self.packed.add(jid)
+            per_node: dict[int, int] = {}
+            for g in gpus:
+                holders.setdefault(g, []).append(jid)
+                node = gpu_node[g]
+                per_node[node] = per_node.get(node, 0) + 1
+            demand = j.spec.num_gpus
+            for node, k in per_node.items():  # what _index does, one job-node at a time
+                on_node.setdefault(node, {})[jid] = k
+                held[node] = held.get(node, 0) + k
+                dem = demands.setdefault(node, {})
+                dem[demand] = dem.get(demand, 0) + 1
+        # every job's sharing at once: 1 unless one of its GPUs has several holders
+        share = self._share = dict.fromkeys(self.gpus, 1)
+        for hold in holders.values():
+            k = len(hold)
+            if k > 1:
+                for h in hold:
+                    if share[h] < k:
+                        share[h] = k
         self.touched: set[int] = set()  # GPUs whose holders changed: only their jobs can change mode
         self.repacked: set[str] = set()  # jobs whose packed flag the policy set or cleared
         for jid, job in self.jobs.items():  # left alone by a co-tenant that finished: back to exclusive
@@ -72,39 +117,60 @@ class Plan:
     # ------------------------------------------------------------------ questions
 
     def node_of(self, g: int) -> int:
-        return int(self.c.gpu_node[g])
+        return self._gpu_node[g]
 
     def node_jobs(self, node: int) -> set[str]:
-        n = self.c.nodes[node]
-        out: set[str] = set()
-        for g in range(n.first_gpu, n.first_gpu + n.num_gpus):
-            out.update(self.holders.get(g, ()))
-        return out
+        return set(self._on_node.get(node, ()))
 
     def affinity(self, node: int) -> int:
-        demands = {self.jobs[j].spec.num_gpus for j in self.node_jobs(node)}
+        demands = self._demands.get(node)
         if not demands:
             return 0
-        return demands.pop() if len(demands) == 1 else MIXED
+        return next(iter(demands)) if len(demands) == 1 else MIXED
 
     def height(self, node: int) -> float:
-        n = self.c.nodes[node]
-        held = sum(len(self.holders.get(g, ())) for g in range(n.first_gpu, n.first_gpu + n.num_gpus))
-        return held / n.num_gpus
+        return self._held.get(node, 0) / self.c.nodes[node].num_gpus
 
     def free_in_node(self, node: int) -> list[int]:
         return [int(g) for g in self.scratch.free_gpus_of_node(node)]
 
-    def nodes_of_type(self, type_id: int | None):
-        c = self.c
-        return [i for i in range(c.num_nodes) if type_id is None or int(c.node_type[i]) == type_id]
+    def nodes_of_type(self, type_id: int | None) -> tuple[int, ...]:
+        return _nodes_by_type(self.c)[type_id]
+
+    def largest_node(self, type_id: int | None) -> int:
+        """GPUs of the largest node of a type (0 when the cluster has none)."""
+        cache = self.c.derived("gandiva.largest_node", dict)
+        got = cache.get(type_id)
+        if got is None:
+            got = cache[type_id] = max((int(self.c.node_gpus[i]) for i in self.nodes_of_type(type_id)), default=0)
+        return got
+
+    def tier(self, gpus: tuple[int, ...]):
+        """``cluster.tier`` of a GPU tuple, remembered (placements recur every quantum)."""
+        cache = self.c.derived("gandiva.tiers", dict)
+        got = cache.get(gpus)
+        if got is None:
+            if len(cache) >= _TIER_CACHE:
+                cache.clear()  # bounded: a long trace sees many distinct placements
+            got = cache[gpus] = self.c.tier(gpus)
+        return got
+
+    def nodes_fitting(self, type_id: int | None, n: int) -> tuple[int, ...]:
+        """Nodes of a type with at least ``n`` GPUs (free or not)."""
+        cache = self.c.derived("gandiva.nodes_fitting", dict)
+        got = cache.get((type_id, n))
+        if got is None:
+            sizes = self.c.node_gpus
+            got = cache[(type_id, n)] = tuple(i for i in self.nodes_of_type(type_id) if int(sizes[i]) >= n)
+        return got
 
     def sharing(self, jid: str) -> int:
         """How many jobs take turns on (or pack) the job's most shared GPU."""
-        gpus = self.gpus[jid]
-        if len(gpus) == 1:  # most jobs: skip the generator (this is the policy's hottest line)
-            return len(self.holders.get(gpus[0], ()))
-        return max(len(self.holders.get(g, ())) for g in gpus)
+        got = self._share.get(jid)
+        if got is None:
+            holders = self.holders
+            got = self._share[jid] = max(len(holders.get(g, ())) for g in self.gpus[jid])
+        return got
 
     def pick_free(self, n: int, type_id: int | None) -> tuple[int, ...] | None:
         """Any ``n`` free GPUs, one node first (then the best PCIe/socket tier inside it)."""
@@ -122,11 +188,41 @@ class Plan:
 
     # ------------------------------------------------------------------ changes
 
+    def _index(self, jid: str, g: int, sign: int) -> None:
+        """Count (sign +1) or uncount (-1) one GPU of ``jid`` in its node's indexes."""
+        node = self._gpu_node[g]
+        self._held[node] = self._held.get(node, 0) + sign
+        on = self._on_node.setdefault(node, {})
+        k = on.get(jid, 0) + sign
+        if k:
+            on[jid] = k
+        else:
+            del on[jid]
+        if k == (1 if sign > 0 else 0):  # its first GPU on the node arrived, or its last one left
+            demand = self.jobs[jid].spec.num_gpus
+            dem = self._demands.setdefault(node, {})
+            left = dem.get(demand, 0) + sign
+            if left:
+                dem[demand] = left
+            else:
+                del dem[demand]
+
+    def _drop_shares(self, hold: list[str]) -> None:
+        share = self._share
+        for h in hold:
+            share.pop(h, None)
+
     def remove(self, jid: str) -> None:
-        for g in self.gpus.pop(jid, ()):
+        gpus = self.gpus.pop(jid, ())
+        if not gpus:
+            return
+        self.version += 1
+        for g in gpus:
             self.touched.add(g)
             hold = self.holders[g]
+            self._drop_shares(hold)
             hold.remove(jid)
+            self._index(jid, g, -1)
             if not hold:
                 del self.holders[g]
                 self.scratch.release([g])
@@ -134,6 +230,7 @@ class Plan:
     def place(self, job: JobState, gpus, packed: bool = False) -> None:
         jid = job.job_id
         self.remove(jid)
+        self.version += 1
         self.jobs[jid] = job
         gpus = tuple(sorted(int(g) for g in gpus))
         self.gpus[jid] = gpus
@@ -144,6 +241,8 @@ class Plan:
             if not hold:
                 self.scratch.allocate([g])
             hold.append(jid)
+            self._drop_shares(hold)
+            self._index(jid, g, +1)
         if packed:
             self.packed.add(jid)
         else:

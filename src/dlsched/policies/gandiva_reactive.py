@@ -37,8 +37,12 @@ def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None
     c = plan.c
     n = job.spec.num_gpus
     t = job_type(plan, job)
-    nodes = plan.nodes_of_type(t)
-    fits_one = [i for i in nodes if int(c.node_gpus[i]) >= n]
+    # the answer depends on these and the plan only: a long queue of alike jobs is searched once
+    # until something moves (the same answer, far fewer searches)
+    question = (n, t, job.spec.priority, allow_slice)
+    if plan.failed.get(question) == plan.version:
+        return None
+    fits_one = plan.nodes_fitting(t, n)
     if fits_one:
         same = sorted((plan.height(i), i) for i in fits_one
                       if plan.affinity(i) == n and plan.scratch.free_on_node(i) >= n)
@@ -53,10 +57,9 @@ def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None
     if gpus is not None:
         plan.place(job, gpus)
         return "any-free"
-    if not allow_slice or not fits_one:
-        return None
-    group = slice_target(plan, job, fits_one)
+    group = slice_target(plan, job, fits_one) if allow_slice and fits_one else None
     if group is None:
+        plan.failed[question] = plan.version
         return None
     plan.place(job, group)
     return "slice"
