@@ -177,6 +177,16 @@ class Plan:
             got = cache[type_id] = max((int(self.c.node_gpus[i]) for i in self.nodes_of_type(type_id)), default=0)
         return got
 
+    def tightest_tier(self, type_id: int | None) -> Tier:
+        """The tightest tier two GPUs of a type can share: NVLink where a node of it has NVLink, else one
+        PCIe switch (a lower bound: a job on it cannot move anywhere tighter)."""
+        cache = self.c.derived("gandiva.tightest_tier", dict)
+        got = cache.get(type_id)
+        if got is None:
+            nvlink = any(self.c.nodes[i].intra_kind != "pcie" for i in self.nodes_of_type(type_id))
+            got = cache[type_id] = Tier.NVLINK if nvlink else Tier.PCIE_SWITCH
+        return got
+
     def tier(self, gpus: tuple[int, ...]):
         """``cluster.tier`` of a GPU tuple, remembered (placements recur every quantum)."""
         cache = self.c.derived("gandiva.tiers", dict)
