@@ -227,8 +227,8 @@ def improve_locality(plan: Plan, ready) -> int:
         if len(own) < 2 or plan.sharing(jid) > 1 or not ready(jid) or len(own) != job.spec.num_gpus:
             continue
         now_tier = plan.tier(own)
-        if now_tier <= Tier.PCIE_SWITCH or (now_tier == Tier.RACK and
-                                            len(own) > plan.largest_node(job_type(plan, job))):
+        t = job_type(plan, job)
+        if now_tier <= plan.tightest_tier(t) or (now_tier == Tier.RACK and len(own) > plan.largest_node(t)):
             continue  # already as tight as that many GPUs can be: the search below cannot move it
         plan.remove(jid)
         best = plan.pick_free(len(own), job_type(plan, job))

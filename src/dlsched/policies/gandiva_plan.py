@@ -74,6 +74,7 @@ class Plan:
         self._on_node: dict[int, dict[str, int]] = {}  # node -> {job: its GPUs on that node}
         self._demands: dict[int, dict[int, int]] = {}  # node -> {GPU demand: jobs on it asking that many}
         self._held: dict[int, int] = {}  # node -> holders summed over its GPUs (height's numerator)
+        self._by_affinity: dict[int, set[int]] = {}  # demand -> nodes whose affinity it is
         self._share: dict[str, int] = {}  # cache of sharing(); dropped for every holder of a changed GPU
         self.version = 0
         self.failed: dict[tuple, int] = {}  # placement question -> version at which it found nothing
@@ -89,17 +90,25 @@ class Plan:
             self.gpus[jid] = gpus
             if j.allocation.mode == "packed":
                 self.packed.add(jid)
-            per_node: dict[int, int] = {}
-            for g in gpus:
+            if len(gpus) == 1:  # most jobs: no per-node tally needed
+                g = gpus[0]
                 holders.setdefault(g, []).append(jid)
-                node = gpu_node[g]
-                per_node[node] = per_node.get(node, 0) + 1
+                per_node = {gpu_node[g]: 1}
+            else:
+                per_node = {}
+                for g in gpus:
+                    holders.setdefault(g, []).append(jid)
+                    node = gpu_node[g]
+                    per_node[node] = per_node.get(node, 0) + 1
             demand = j.spec.num_gpus
             for node, k in per_node.items():  # what _index does, one job-node at a time
                 on_node.setdefault(node, {})[jid] = k
                 held[node] = held.get(node, 0) + k
                 dem = demands.setdefault(node, {})
                 dem[demand] = dem.get(demand, 0) + 1
+        for node, dem in demands.items():
+            if len(dem) == 1:
+                self._by_affinity.setdefault(next(iter(dem)), set()).add(node)
         # every job's sharing at once: 1 unless one of its GPUs has several holders
         share = self._share = dict.fromkeys(self.gpus, 1)
         for hold in holders.values():
@@ -137,12 +146,45 @@ class Plan:
     def nodes_of_type(self, type_id: int | None) -> tuple[int, ...]:
         return _nodes_by_type(self.c)[type_id]
 
+    def affine_nodes(self, n: int, among: tuple[int, ...]) -> list[int]:
+        """The nodes of ``among`` whose affinity is ``n`` (> 0), in id order."""
+        got = self._by_affinity.get(n)
+        if not got:
+            return []
+        return sorted(got.intersection(self._as_set(among)))
+
+    def first_empty(self, among: tuple[int, ...]) -> int | None:
+        """The smallest node of ``among`` (ties: lowest id) that no job holds, or None."""
+        cache = self.c.derived("gandiva.by_size", dict)
+        order = cache.get(among)
+        if order is None:
+            order = cache[among] = sorted(among, key=lambda i: (int(self.c.node_gpus[i]), i))
+        on = self._on_node
+        return next((i for i in order if not on.get(i)), None)
+
+    def _as_set(self, among: tuple[int, ...]) -> frozenset:
+        cache = self.c.derived("gandiva.node_sets", dict)
+        got = cache.get(among)
+        if got is None:
+            got = cache[among] = frozenset(among)
+        return got
+
     def largest_node(self, type_id: int | None) -> int:
         """GPUs of the largest node of a type (0 when the cluster has none)."""
         cache = self.c.derived("gandiva.largest_node", dict)
         got = cache.get(type_id)
         if got is None:
             got = cache[type_id] = max((int(self.c.node_gpus[i]) for i in self.nodes_of_type(type_id)), default=0)
+        return got
+
+    def tightest_tier(self, type_id: int | None) -> Tier:
+        """The tightest tier two GPUs of a type can share: NVLink where a node of it has NVLink, else one
+        PCIe switch (a lower bound: a job on it cannot move anywhere tighter)."""
+        cache = self.c.derived("gandiva.tightest_tier", dict)
+        got = cache.get(type_id)
+        if got is None:
+            nvlink = any(self.c.nodes[i].intra_kind != "pcie" for i in self.nodes_of_type(type_id))
+            got = cache[type_id] = Tier.NVLINK if nvlink else Tier.PCIE_SWITCH
         return got
 
     def tier(self, gpus: tuple[int, ...]):
@@ -201,11 +243,18 @@ class Plan:
         if k == (1 if sign > 0 else 0):  # its first GPU on the node arrived, or its last one left
             demand = self.jobs[jid].spec.num_gpus
             dem = self._demands.setdefault(node, {})
+            before = self.affinity(node)
             left = dem.get(demand, 0) + sign
             if left:
                 dem[demand] = left
             else:
                 del dem[demand]
+            after = self.affinity(node)
+            if after != before:
+                if before > 0:
+                    self._by_affinity[before].discard(node)
+                if after > 0:
+                    self._by_affinity.setdefault(after, set()).add(node)
 
     def _drop_shares(self, hold: list[str]) -> None:
         share = self._share

@@ -44,14 +44,15 @@ def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None
         return None
     fits_one = plan.nodes_fitting(t, n)
     if fits_one:
-        same = sorted((plan.height(i), i) for i in fits_one
-                      if plan.affinity(i) == n and plan.scratch.free_on_node(i) >= n)
-        if same:
-            plan.place(job, best_in_node(c, plan.free_in_node(same[0][1]), n))
+        free_on_node = plan.scratch.free_on_node
+        same = min(((plan.height(i), i) for i in plan.affine_nodes(n, fits_one) if free_on_node(i) >= n),
+                   default=None)
+        if same is not None:
+            plan.place(job, best_in_node(c, plan.free_in_node(same[1]), n))
             return "affinity"
-        empty = sorted((int(c.node_gpus[i]), i) for i in fits_one if plan.affinity(i) == 0)
-        if empty:
-            plan.place(job, best_in_node(c, plan.free_in_node(empty[0][1]), n))
+        empty = plan.first_empty(fits_one)
+        if empty is not None:
+            plan.place(job, best_in_node(c, plan.free_in_node(empty), n))
             return "free-node"
     gpus = plan.pick_free(n, t)
     if gpus is not None:
@@ -69,9 +70,7 @@ def slice_target(plan: Plan, job: JobState, nodes: list[int]) -> tuple[int, ...]
     """The GPUs of a same-affinity node to time-slice ``job`` onto (see the module docstring)."""
     n = job.spec.num_gpus
     best = None
-    for node in nodes:
-        if plan.affinity(node) != n:
-            continue
+    for node in plan.affine_nodes(n, nodes):  # order does not matter: no two keys tie (gpus differ)
         height = plan.height(node)
         for jid in sorted(plan.node_jobs(node)):
             gpus = plan.gpus[jid]
