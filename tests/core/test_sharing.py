@@ -110,3 +110,18 @@ def test_debug_check_finds_a_gpu_holder_the_map_does_not_know(cluster):
     core.holders[0].discard("b")
     with pytest.raises(InvariantError, match="holder lists"):
         core.check(0.0)
+
+
+@pytest.mark.parametrize("mode", ["packed", "sliced"])
+def test_a_shared_gpus_time_is_split_between_its_holders(cluster, mode):
+    # counting a shared GPU whole for each holder put GPU-hours (and compute utilisation) above capacity
+    core = core_with(cluster, spec("a"), spec("b"), spec("c", batch=16))
+    core.apply(Decision(allocate={"a": Allocation.of([0], mode=mode), "b": Allocation.of([0], mode=mode),
+                                  "c": Allocation.of([1, 2])}), 0.0)
+    core.apply(Decision(preempt=["b"]), 100.0)  # b leaves: a holds GPU 0 alone from here
+    for j in core.jobs.values():
+        core.settle(j, 300.0)
+    gs = {j.job_id: j.gpu_seconds for j in core.jobs.values()}
+    assert gs["a"] == pytest.approx(100 * 0.5 + 200 * 1.0)
+    assert gs["b"] == pytest.approx(100 * 0.5)
+    assert gs["c"] == pytest.approx(300 * 2.0)

@@ -189,7 +189,7 @@ class ExecutionCore:
             dt = now - job.updated_at
             if dt > 0 or (dt < 0 and not self.fluid):
                 job.run_time += dt
-                job.gpu_seconds += dt * len(job.allocation.gpus)
+                job.gpu_seconds += dt * (job.gpu_share or len(job.allocation.gpus))  # unpriced (adopted): whole GPUs
                 start = max(job.updated_at, job.ready_at)
                 if self.fluid and now > start and job.rate > 0:
                     prog = min(job.rate * (now - start), job.total_iterations - job.done_iterations)
@@ -344,6 +344,10 @@ class ExecutionCore:
                 f"(e.g. the model does not fit in GPU memory)")
         job.rate = factor / total
         self.comm_per_iter[job.job_id] = comm
+        # GPU time is split between a shared GPU's holders, so the jobs' GPU-seconds never sum past
+        # the cluster's capacity (packed jobs counted each GPU whole: utilisation above 1)
+        job.gpu_share = (sum(1.0 / max(1, len(self.holders.get(g, ()))) for g in alloc.gpus) if alloc.shared
+                         else float(len(alloc.gpus)))
 
     def _reprice(self, ids, now: float, actions: list[Action], placed: str | None = None) -> None:
         for jid in sorted(ids):

@@ -87,7 +87,8 @@ class JobState:
     queued_since: float = 0.0  # last time it entered the queue
     queued_time: float = 0.0  # total time spent waiting (excluding the current wait)
     run_time: float = 0.0  # wall time holding GPUs
-    gpu_seconds: float = 0.0  # attained service: sum over time of GPUs held
+    gpu_seconds: float = 0.0  # attained service: sum over time of GPUs held (a shared GPU counts 1/holders)
+    gpu_share: float = 0.0  # GPUs the current allocation holds, a shared GPU counting 1/holders (set with the rate)
     comm_time: float = 0.0  # exposed communication time accumulated
     restarts: int = 0  # preemptions followed by a later start
     migrations: int = 0
