@@ -9,6 +9,7 @@ The production Lingjun topology is read from its CSV in ``lingjun.py``.
 from __future__ import annotations
 
 from dlsched.cluster.topology import Cluster
+from dlsched.errors import InputError
 from dlsched.network.graph import LinkGraph
 
 GBIT = 1e9 / 8  # bytes per second in one Gbit/s
@@ -143,8 +144,18 @@ def _racks_of_hosts(g: LinkGraph, cluster: Cluster) -> list[float]:
 
 
 def from_cluster(cluster: Cluster) -> LinkGraph:
-    """The link graph a cluster spec describes (``network.topology``: tiered or clos)."""
-    return clos_of(cluster) if cluster.network.topology == "clos" else tiered(cluster)
+    """The link graph a cluster spec describes (``network.topology``: tiered or clos).
+
+    CRUX's fabrics (``double-sided``, ``lingjun``) number their hosts their own way, so the
+    graph alone cannot be tied to the cluster's nodes: ``dlsched.comm.fabric.contention_for``
+    builds them with that mapping.  They are refused here rather than read as tiered.
+    """
+    kind = cluster.network.topology
+    if kind in ("double-sided", "lingjun"):
+        raise InputError(f"cluster '{cluster.name}': a {kind} network is built with its host mapping by "
+                         "dlsched.comm.fabric.contention_for (what `dlsched simulate --network flow` uses), "
+                         "not as a bare link graph", field="network.topology")
+    return clos_of(cluster) if kind == "clos" else tiered(cluster)
 
 
 def _cluster_host(g: LinkGraph, cluster: Cluster, node, tors: list[str], host_Bps: float,
