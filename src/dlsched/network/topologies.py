@@ -154,7 +154,8 @@ def from_cluster(cluster: Cluster) -> LinkGraph:
     if kind in ("double-sided", "lingjun"):
         raise InputError(f"cluster '{cluster.name}': a {kind} network is built with its host mapping by "
                          "dlsched.comm.fabric.contention_for (what `dlsched simulate --network flow` uses), "
-                         "not as a bare link graph", field="network.topology")
+                         "not as a bare link graph (`dlsched net` builds these fabrics from --topology double-sided or "
+                         "lingjun[:PATH])", field="network.topology")
     return clos_of(cluster) if kind == "clos" else tiered(cluster)
 
 
