@@ -5,7 +5,7 @@ baselines against the enumerated optimum (``dlsched.experiments.crux_micro``).
 
 Prints the mean ratio to the optimum and the CDF points (5th, 25th, 50th percentile) per step and
 method beside the paper's 97.69 / 97.24 / 97.12% (Fig. 16), and writes every case's ratios as JSON.
-About 1.4 CPU seconds a case on this machine (1,500 cases: ~35 CPU minutes).
+About 0.4-1.4 CPU seconds a case on this machine (1,500 cases: 652 CPU s on a quiet machine).
 `dlsched reproduce crux --quick` runs 3 of these cases.
 """
 
