@@ -142,6 +142,21 @@ def test_sia_runs_and_is_deterministic(testbed, perf):
     assert again.summary == res.summary
 
 
+def test_sia_skips_only_solves_whose_answer_is_the_present(testbed, perf, monkeypatch):
+    # jobs spaced far apart: each runs alone at its best configuration, where re-solving every
+    # resolve_s (and calling Sia every round) only repeated "everyone stays"
+    jobs = _jobs(testbed, n=6, gap_s=4 * 3600)
+    fast = make_policy("sia")
+    res = Simulator(testbed, fast, jobs, perf=perf, config=SimConfig(seed=0, debug=True)).run()
+    import dlsched.policies.sia as sia
+    monkeypatch.setattr(sia, "_at_best", lambda c, s: False)  # the solve-everything path
+    full = make_policy("sia")
+    ref = Simulator(testbed, full, jobs, perf=perf, config=SimConfig(seed=0)).run()
+    assert [r.row() for r in res.records] == [r.row() for r in ref.records]
+    assert 0 < fast.solves < full.solves, (fast.solves, full.solves)
+    assert res.stats["schedule_calls"] < ref.stats["schedule_calls"]
+
+
 @pytest.mark.parametrize("exact", [True, False])
 def test_sia_ilp_is_optimal_against_brute_force(testbed, monkeypatch, exact):
     import itertools

@@ -44,7 +44,10 @@ Simplifications (and why):
   chosen), the ILP is not re-solved: the jobs it moved now count their new
   configuration as current, which only raises the value of the answer it
   gave, so only the restart factors' growth with age could change it; it is
-  re-solved every ``resolve_s`` (600 s) then, not every 60-s round.
+  re-solved every ``resolve_s`` (600 s) then, not every 60-s round.  With no job waiting
+  and every job on its highest-goodput configuration, "everyone stays" is the ILP's only
+  optimum whatever the ages, so it is not re-solved at all, and the simulator skips Sia's
+  rounds until a job arrives or finishes (``rounds_idle``).
 * **Ties keep the incumbent**: a running job's current configuration counts
   ``KEEP_EDGE`` (0.5%) more, and HiGHS's MIP gap is 1e-6, not 1e-4.  Without
   this the solver swapped identical jobs between rounds (preempting one to
@@ -138,6 +141,19 @@ def configs_of(cluster: Cluster, job: JobState) -> Configs:
                    np.array([g for _, g in items], dtype=float), shapes)
 
 
+def _at_best(c: Configs, shape: Shape | None) -> bool:
+    """Whether a running job's current configuration has its highest goodput.
+
+    With no job waiting, every candidate runs; a job's other configurations are worth at most
+    their goodput (restart factor <= 1), its current one ``1 + KEEP_EDGE`` times its own.  When
+    every job is at its best, any other assignment is worth strictly less, so the ILP's answer
+    is "everyone stays" whatever the restart factors have grown to: re-solving each
+    ``resolve_s`` on a quiet cluster only repeated it (4,314 solves on 150 arena jobs).
+    """
+    k = c.index(shape)
+    return k >= 0 and c.goodput[k] >= c.goodput.max()
+
+
 def shape_key(job: JobState) -> tuple:
     """What a job's configurations and re-planning prices depend on: jobs alike share one entry."""
     s = job.spec
@@ -174,6 +190,7 @@ class Sia(JobPolicy):
         self._costs: dict[tuple, np.ndarray] = {}  # shape key -> re-planning seconds per configuration
         # (candidates and the shapes the last solve left them in, time of that solve)
         self._expect: tuple[frozenset, float] | None = None
+        self._settled = False  # the last round found every job at its best with none waiting
         self.solves = 0
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
@@ -214,7 +231,11 @@ class Sia(JobPolicy):
                 factor[off + k] = 1.0 + KEEP_EDGE
         return np.concatenate([c.goodput for c in confs]) * factor
 
+    def rounds_idle(self) -> bool:
+        return self._settled
+
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        self._settled = False
         cluster = view.cluster
         running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))
         waiting = []
@@ -234,6 +255,10 @@ class Sia(JobPolicy):
         if self._expect is not None and self._expect[0] == state and now - self._expect[1] < self.resolve_s:
             return Decision()
         confs = [self._configs_of(cluster, j) for j in cands]
+        if not waiting and all(_at_best(c, s) for c, s in zip(confs, cur)):
+            # the present is the ILP's only optimum, and stays so until a job arrives or finishes
+            self._settled = True
+            return Decision()
         value = self._values(cluster, cands, cur, confs, now)
         if not value.size:
             return Decision()
