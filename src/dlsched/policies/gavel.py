@@ -206,10 +206,8 @@ class Gavel(JobPolicy):
         return True
 
     def rounds_idle(self) -> bool:
-        # only once a skipped round confirmed every job on its target (``_skip``), and for the
-        # round-based policy itself: subclasses decide on events, with their own rules
-        return (type(self).schedule is Gavel.schedule and self.fast and self._confirmed
-                and self._stable is not None and not self._dirty)
+        # only once a skipped round confirmed every job on its target (``_skip``)
+        return self.fast and self._confirmed and self._stable is not None and not self._dirty
 
     def skip_rounds(self, k: int) -> None:
         # the rounds ``_skip`` would have skipped one call at a time; settled in ``_settle``
@@ -438,6 +436,9 @@ class GavelAdmission(Gavel):
                                f"{MAX_TYPE_CHANGES} type changes per admission (data-parallel profiles)",
                   "solver": "exact search over job classes (policies/gavel_admit.py)", "stay_bonus": STAY_BONUS})
         return d
+
+    def rounds_idle(self) -> bool:
+        return False  # decides on events by its own rules, not Gavel's stable rounds
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._new.append(job.job_id)
