@@ -163,3 +163,8 @@ def test_live_applies_shared_allocations_through_the_core(cluster, tmp_path):
     assert {s.mode for s in svc.segs.values()} == {"sliced"}
     assert [e["job_id"] for e in svc.store.events("slice-in")] == ["b", "d"]  # the core names it so
     assert not svc.phys
+    # results written mid-run split the shared GPU between its holders, as the core does
+    for jid in ("b", "d"):
+        svc.store.update_job(jid, status="running", held_since=2.0)
+    held = {r.job_id: r.gpu_seconds for r in job_records(svc.store, now=12.0)}
+    assert held == pytest.approx({"b": 5.0, "d": 5.0})

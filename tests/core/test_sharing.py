@@ -8,7 +8,7 @@ from dlsched.cluster import Cluster
 from dlsched.core import EngineCosts, ExecutionCore
 from dlsched.errors import InvariantError
 from dlsched.perf.default import default_perf_model
-from dlsched.policies.base import Allocation, Decision, JobPolicy, JobState
+from dlsched.policies.base import Allocation, Decision, JobPolicy, JobState, JobStatus
 from dlsched.workload.job import JobSpec
 
 
@@ -125,3 +125,20 @@ def test_a_shared_gpus_time_is_split_between_its_holders(cluster, mode):
     assert gs["a"] == pytest.approx(100 * 0.5 + 200 * 1.0)
     assert gs["b"] == pytest.approx(100 * 0.5)
     assert gs["c"] == pytest.approx(300 * 2.0)
+
+
+def test_jobs_adopted_after_a_restart_split_their_shared_gpu(cluster):
+    # the live service rebuilds its state with adopt(): a packed pair adopted each counted GPU 0
+    # whole, and the debug check did not know they shared it
+    core = core_with(cluster)
+    for jid in "ab":
+        core.adopt(JobState(spec(jid), 10_000, status=JobStatus.RUNNING, updated_at=0.0,
+                            allocation=Allocation.of([0], mode="packed")))
+    core.adopt(JobState(spec("c"), 10_000, status=JobStatus.RUNNING, updated_at=0.0,
+                        allocation=Allocation.of([1, 2])))
+    assert core.holders == {0: {"a", "b"}}
+    core.check(0.0)
+    for j in core.jobs.values():
+        core.settle(j, 100.0)
+    assert {j.job_id: j.gpu_seconds for j in core.jobs.values()} == \
+        pytest.approx({"a": 50.0, "b": 50.0, "c": 200.0})

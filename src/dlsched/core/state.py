@@ -36,6 +36,16 @@ from dlsched.report.records import JobRecord
 _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
 
 
+def gpu_share(alloc: Allocation, holders: dict[int, set[str]]) -> float:
+    """GPUs ``alloc`` holds, a shared GPU counting 1/its holders (``holders``: GPU -> jobs on it).
+
+    GPU time split this way never sums past the cluster's capacity; counted whole, packed jobs
+    put utilisation above 1."""
+    if not alloc.shared:
+        return float(len(alloc.gpus))
+    return sum(1.0 / max(1, len(holders.get(g, ()))) for g in alloc.gpus)
+
+
 class ExecutionCore:
     def __init__(self, cluster: Cluster, policy: JobPolicy, perf: PerfModel, costs: EngineCosts | None = None, *,
                  contention: Contention | None = None, record_events: bool = True, fluid: bool = True,
@@ -94,8 +104,15 @@ class ExecutionCore:
         """Take in a job as it already is (the live service rebuilding its state after a restart)."""
         self.jobs[job.job_id] = job
         if job.status == JobStatus.RUNNING:
-            self.free.allocate(job.allocation.gpus, mode=job.allocation.mode)
+            alloc = job.allocation
+            self.free.allocate(alloc.gpus, mode=alloc.mode)
             self.running[job.job_id] = job
+            job.gpu_share = float(len(alloc.gpus))
+            if alloc.shared:  # split its GPUs' time with the co-holders adopted so far, as _place does
+                for g in alloc.gpus:
+                    self.holders.setdefault(g, set()).add(job.job_id)
+                for jid in self._cotenants(job):
+                    self.jobs[jid].gpu_share = gpu_share(self.jobs[jid].allocation, self.holders)
         else:
             self.queue[job.job_id] = job
             self._queue_sorted = False
@@ -346,8 +363,7 @@ class ExecutionCore:
         self.comm_per_iter[job.job_id] = comm
         # GPU time is split between a shared GPU's holders, so the jobs' GPU-seconds never sum past
         # the cluster's capacity (packed jobs counted each GPU whole: utilisation above 1)
-        job.gpu_share = (sum(1.0 / max(1, len(self.holders.get(g, ()))) for g in alloc.gpus) if alloc.shared
-                         else float(len(alloc.gpus)))
+        job.gpu_share = gpu_share(alloc, self.holders)
 
     def _reprice(self, ids, now: float, actions: list[Action], placed: str | None = None) -> None:
         for jid in sorted(ids):

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from dlsched.core.records import job_record
+from dlsched.core.state import gpu_share
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.store import ENDED, Store
 from dlsched.report.io import write_results
@@ -47,15 +48,19 @@ def job_records(store: Store, now: float | None = None) -> list[JobRecord]:
     stays 0: live runs measure whole iterations, not their communication.
     """
     now = store.now() if now is None else now
+    jobs = [(row, job_state(LiveJob.from_json(row["body"], row["arrival"]), row))
+            for row in store.jobs() if row["arrival"] is not None]
+    holders: dict[int, set[str]] = {}  # a shared GPU's time is split between its holders, as the core does
+    for _, job in jobs:
+        if job.status == JobStatus.RUNNING and job.allocation.shared:
+            for g in job.allocation.gpus:
+                holders.setdefault(g, set()).add(job.job_id)
     out = []
-    for row in store.jobs():
-        if row["arrival"] is None:
-            continue
-        job = job_state(LiveJob.from_json(row["body"], row["arrival"]), row)
+    for row, job in jobs:
         if job.status == JobStatus.RUNNING and job.updated_at is not None:
             held = now - job.updated_at
             job.run_time += held
-            job.gpu_seconds += held * len(job.allocation.gpus)
+            job.gpu_seconds += held * gpu_share(job.allocation, holders)
         # the report format knows finished / dropped / unfinished: a failed or unschedulable job is
         # one that will not run again, so 'dropped', with the store's reason (which says which)
         status = "finished" if row["status"] == "finished" else "dropped" if row["status"] in ENDED else "unfinished"

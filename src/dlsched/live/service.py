@@ -44,6 +44,7 @@ from pathlib import Path
 from dlsched import defaults as D
 from dlsched.core import Action, EngineCosts, ExecutionCore, RoundTimer
 from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
+from dlsched.core.state import gpu_share
 from dlsched.errors import DlschedError
 from dlsched.live.checkpoints import read_checkpoint_meta
 from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
@@ -55,7 +56,7 @@ from dlsched.live.raycluster import ClusterLayout, layout_from_ray
 from dlsched.live.results import job_state, write_live_results
 from dlsched.live.slicing import TurnKeeper
 from dlsched.live.store import Store
-from dlsched.policies.base import Decision, JobPolicy, JobState
+from dlsched.policies.base import Allocation, Decision, JobPolicy, JobState
 
 
 class ServiceError(DlschedError):
@@ -216,16 +217,22 @@ class LiveService(GuardsMixin):
         now = st.now()
         layout = layout_from_ray(self.ray.nodes())
         with st.tx():
-            for row in st.jobs("running"):
+            rows = st.jobs("running")
+            allocs = {row["job_id"]: Allocation.of(json.loads(row["allocation"]) if row["allocation"] else [],
+                                                   mode=row["mode"]) for row in rows}
+            holders: dict[int, set[str]] = {}  # a shared GPU's time is split between its holders
+            for jid, alloc in allocs.items():
+                for g in alloc.gpus if alloc.shared else ():
+                    holders.setdefault(g, set()).add(jid)
+            for row in rows:
                 jid = row["job_id"]
                 meta = read_checkpoint_meta(self._ckpt_dir(jid))
                 done = float(meta["iteration"]) if meta else 0.0
                 held = row["held_since"]
-                gpus = json.loads(row["allocation"]) if row["allocation"] else []
                 ran = max(0.0, now - held) if held is not None else 0.0
                 st.update_job(jid, status="suspended", allocation=None, held_since=None, done_iterations=done,
                               restarts=row["restarts"] + 1, queued_since=now, run_time=row["run_time"] + ran,
-                              gpu_seconds=row["gpu_seconds"] + ran * len(gpus))
+                              gpu_seconds=row["gpu_seconds"] + ran * gpu_share(allocs[jid], holders))
                 st.db.execute("UPDATE segments SET state=CASE WHEN launched_at IS NULL THEN 'abandoned' ELSE 'lost' END, "
                               "ended_at=? WHERE job_id=? AND ended_at IS NULL",
                               (now, jid))
