@@ -53,29 +53,35 @@ from dlsched.workload.models import get_model
 def solve_max_throughput(weights: list[dict[int, float]], sizes: list[int], capacity: list[int]
                          ) -> list[dict[int, float]]:
     """Gavel's max-sum-throughput LP; returns X as one {type: fraction} per job."""
-    import numpy as np  # scipy only where an LP is solved: start-up stays cheap (issue 21)
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
+    import numpy as np  # numpy only where an LP is solved: start-up stays cheap (issue 21)
 
-    cols = [(j, t, w) for j, row in enumerate(weights) for t, w in row.items() if w > 0]
-    if not cols:
+    from dlsched.policies.highs_lp import solve_box_lp
+
+    js, ts, ws = [], [], []
+    for j, row in enumerate(weights):
+        for t, w in row.items():
+            if w > 0:
+                js.append(j)
+                ts.append(t)
+                ws.append(w)
+    if not ws:
         return [{} for _ in weights]
-    nj, nt, nv = len(weights), len(capacity), len(cols)
-    rows, cidx, vals = [], [], []
-    for k, (j, t, _) in enumerate(cols):
-        rows += [j, nj + t]
-        cidx += [k, k]
-        vals += [1.0, float(sizes[j])]
-    a = coo_matrix((vals, (rows, cidx)), shape=(nj + nt, nv)).tocsr()
+    nj, nv = len(weights), len(ws)
+    # column k = (job j, type t): 1 in job j's row, n_j in type t's capacity row (CSC, rows sorted)
+    j_arr = np.asarray(js)
+    indices = np.empty(2 * nv, dtype=np.int32)
+    indices[0::2] = j_arr
+    indices[1::2] = nj + np.asarray(ts)
+    data = np.ones(2 * nv)
+    data[1::2] = np.asarray(sizes, dtype=float)[j_arr]
+    indptr = np.arange(0, 2 * nv + 1, 2, dtype=np.int32)
     b = np.concatenate([np.ones(nj), np.asarray(capacity, dtype=float)])
-    c = -np.array([w for _, _, w in cols])
-    res = linprog(c, A_ub=a, b_ub=b, bounds=(0.0, 1.0), method="highs")
-    if res.status != 0:  # infeasible cannot happen (X = 0 is feasible); guard anyway
+    x = solve_box_lp(np.asarray(ws), indptr, indices, data, b)
+    if x is None:  # infeasible cannot happen (X = 0 is feasible); guard anyway
         return [{} for _ in weights]
     out: list[dict[int, float]] = [{} for _ in weights]
-    for (j, t, _), x in zip(cols, res.x):
-        if x > 1e-7:
-            out[j][t] = float(x)
+    for k in np.flatnonzero(x > 1e-7).tolist():
+        out[js[k]][ts[k]] = float(x[k])
     return out
 
 
