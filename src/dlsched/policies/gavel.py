@@ -39,11 +39,14 @@ from __future__ import annotations
 
 import time as _t
 
+import numpy as np
+
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, RunningShapes, apply_targets,
                                            replan_overhead, resolve_type, shape_of)
+from dlsched.policies.gavel_rounds import RoundBook, serve_round
 from dlsched.policies.gavel_admit import Admission, AdmissionBook, job_moves, search
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -133,8 +136,10 @@ class Gavel(JobPolicy):
         self._w: dict[str, dict[int, float]] = {}
         self._x: dict[str, dict[int, float]] = {}
         self._sig: frozenset | None = None
-        self._rounds: dict[str, int] = {}  # rounds the job has been active
-        self._got: dict[str, dict[int, int]] = {}  # rounds it ran on each type
+        self._round_book: RoundBook | None = None  # shares and rounds received, per job (built on the first round)
+        self._rows = None  # the active jobs' book rows, in submission order (numpy), while the set is unchanged
+        self._sizes: list[int] = []  # and their GPU counts
+        self._shapes = RunningShapes()  # running jobs' (type, count), synced by change
         self._lp_cluster = None  # the cluster the last LP was solved for: another one invalidates it
         self._active: list[str] = []  # active job ids in submission order, while the set is unchanged
         self._dirty = True  # the job set changed since the last round
@@ -151,8 +156,10 @@ class Gavel(JobPolicy):
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._dirty = True
-        for d in (self._w, self._x, self._rounds, self._got):
+        for d in (self._w, self._x):
             d.pop(job.job_id, None)
+        if self._round_book is not None:
+            self._round_book.remove(job.job_id)
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
@@ -222,13 +229,13 @@ class Gavel(JobPolicy):
 
     def _settle(self) -> None:
         """Count the skipped rounds: each job in the stable set ran each of them on its type."""
-        if self._skipped and self._stable is not None:
-            k = self._skipped
+        if self._skipped and self._stable is not None and self._round_book is not None:
+            k, book = self._skipped, self._round_book
             for jid, t in self._stable.items():
-                if jid in self._rounds:
-                    self._rounds[jid] += k
-                    g = self._got.setdefault(jid, {})
-                    g[t] = g.get(t, 0) + k
+                r = book.row.get(jid)
+                if r is not None:
+                    book.rounds[r] += k
+                    book.got[r, t] += k
         self._skipped = 0
         self._stable = None
         self._confirmed = False
@@ -245,6 +252,11 @@ class Gavel(JobPolicy):
         else:
             self.lp_shortcuts += 1
         self._x = {j.job_id: x for j, x in zip(active, xs)}
+        book = self._round_book
+        book.x[self._rows] = 0.0
+        for r, x in zip(self._rows.tolist(), xs):
+            for t, v in x.items():
+                book.x[r, t] = v
         self.lp_time_s += _t.perf_counter() - t0
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
@@ -256,51 +268,35 @@ class Gavel(JobPolicy):
             self._sig = None  # a different cluster: solve again
         self._lp_cluster = cluster
         jobs = view.jobs
+        nt = len(cluster.type_gpus)
+        if self._round_book is None:
+            self._round_book = RoundBook(nt)
+        book = self._round_book
+        book.ensure_types(nt)
         if self._dirty or not self.fast or len(self._active) != len(jobs):
             ordered = sorted(jobs.values(), key=lambda j: (j.spec.submit_time, j.job_id))
             self._active = [j.job_id for j in ordered]
+            self._rows = np.array([book.row_of(jid) for jid in self._active], dtype=np.int64)
+            self._sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in ordered]
             self._dirty = False
-        active = [jobs[jid] for jid in self._active]
-        sig = frozenset(self._active)
+        active_ids, rows = self._active, self._rows
+        sig = frozenset(active_ids)
         if sig != self._sig:
-            self._solve(cluster, active, view.perf)
+            self._solve(cluster, [jobs[jid] for jid in active_ids], view.perf)
             self._sig = sig
-        # priorities: LP share over share of rounds already received on that type
-        pairs = []
-        single = True  # every job's LP share names one type
-        rounds_of, got_of, x_get, none = self._rounds.get, self._got.get, self._x.get, {}
-        for j in active:
-            jid = j.spec.job_id
-            x_of = x_get(jid, none)
-            if not x_of:
-                single = False
-                continue
-            single = single and len(x_of) == 1
-            r = rounds_of(jid, 0)
-            got = got_of(jid, none)
-            cur = -1 if j.allocation is None else shape_of(cluster, j)[0]
-            for t, x in x_of.items():
-                received = got.get(t, 0) / r if r else 0.0
-                prio = x / max(received, 1e-3)
-                keep = 1 if cur == t else 0  # ties: stay put (no migration)
-                pairs.append((-prio, -keep, j.spec.submit_time, jid, t))
-        pairs.sort()
-        free = [int(c) for c in cluster.type_gpus]
-        targets: dict[str, tuple[int, int]] = {}
-        for _, _, _, jid, t in pairs:
-            if jid in targets:
-                continue
-            n = min(jobs[jid].spec.num_gpus, MAX_GPUS_PER_JOB)
-            if free[t] >= n:
-                free[t] -= n
-                targets[jid] = (t, n)
-        for j in active:
-            jid = j.spec.job_id
-            self._rounds[jid] = rounds_of(jid, 0) + 1
-            if jid in targets:
-                g = self._got.setdefault(jid, {})
-                g[targets[jid][0]] = g.get(targets[jid][0], 0) + 1
-        if single and len(targets) == len(active):
+        x = book.x[rows]
+        self._shapes.update(cluster, view.running())
+        shape = self._shapes.shape
+        cur = np.array([shape[jid][0] if jid in shape else -1 for jid in active_ids], dtype=np.int64)
+        served = serve_round(x, book.rounds[rows], book.got[rows], cur, self._sizes,
+                             [int(c) for c in cluster.type_gpus])
+        targets = {active_ids[i]: (t, self._sizes[i]) for i, t in served}
+        book.rounds[rows] += 1
+        if served:
+            idx, ts = zip(*served)
+            book.got[rows[list(idx)], list(ts)] += 1
+        # every job's LP share names one type, and everyone was served: rounds repeat (see _skip)
+        if len(served) == len(active_ids) and bool((np.count_nonzero(x, axis=1) == 1).all()):
             self._stable = {jid: t for jid, (t, _) in targets.items()}
         preempt = [j.job_id for j in view.running() if j.job_id not in targets]
         return apply_targets(view, targets, jobs, preempt)
