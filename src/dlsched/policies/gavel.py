@@ -56,40 +56,46 @@ from dlsched.workload.models import get_model
 def solve_max_throughput(weights: list[dict[int, float]], sizes: list[int], capacity: list[int]
                          ) -> list[dict[int, float]]:
     """Gavel's max-sum-throughput LP; returns X as one {type: fraction} per job."""
-    import numpy as np  # numpy only where an LP is solved: start-up stays cheap (issue 21)
+    w = _dense(weights, len(capacity))
+    x = solve_dense(w, np.asarray(sizes, dtype=float), capacity)
+    return _sparse(x)
 
+
+def solve_dense(w: np.ndarray, sizes: np.ndarray, capacity: list[int]) -> np.ndarray:
+    """The LP on a jobs x types weight matrix (0: the job cannot use that type); X likewise,
+    with shares of at most 1e-7 dropped as zero."""
     from dlsched.policies.highs_lp import solve_box_lp
 
-    js, ts, ws = [], [], []
-    for j, row in enumerate(weights):
-        for t, w in row.items():
-            if w > 0:
-                js.append(j)
-                ts.append(t)
-                ws.append(w)
-    if not ws:
-        return [{} for _ in weights]
-    nj, nv = len(weights), len(ws)
-    # column k = (job j, type t): 1 in job j's row, n_j in type t's capacity row (CSC, rows sorted)
-    j_arr = np.asarray(js)
+    nj = w.shape[0]
+    js, ts = np.nonzero(w > 0)  # columns (job, type), jobs in order, types ascending within a job
+    out = np.zeros_like(w)
+    if not len(js):
+        return out
+    nv = len(js)
+    # column k: 1 in job j's row, n_j in type t's capacity row (CSC, rows sorted)
     indices = np.empty(2 * nv, dtype=np.int32)
-    indices[0::2] = j_arr
-    indices[1::2] = nj + np.asarray(ts)
+    indices[0::2] = js
+    indices[1::2] = nj + ts
     data = np.ones(2 * nv)
-    data[1::2] = np.asarray(sizes, dtype=float)[j_arr]
+    data[1::2] = sizes[js]
     indptr = np.arange(0, 2 * nv + 1, 2, dtype=np.int32)
     b = np.concatenate([np.ones(nj), np.asarray(capacity, dtype=float)])
-    x = solve_box_lp(np.asarray(ws), indptr, indices, data, b)
+    x = solve_box_lp(w[js, ts], indptr, indices, data, b)
     if x is None:  # infeasible cannot happen (X = 0 is feasible); guard anyway
-        return [{} for _ in weights]
-    out: list[dict[int, float]] = [{} for _ in weights]
-    for k in np.flatnonzero(x > 1e-7).tolist():
-        out[js[k]][ts[k]] = float(x[k])
+        return out
+    keep = x > 1e-7
+    out[js[keep], ts[keep]] = x[keep]
     return out
 
 
 def unique_best(weights: list[dict[int, float]], sizes: list[int], capacity: list[int]
                 ) -> list[dict[int, float]] | None:
+    """The LP's optimum without solving it, where that optimum is unique and obvious (see ``unique_best_dense``)."""
+    x = unique_best_dense(_dense(weights, len(capacity)), np.asarray(sizes), capacity)
+    return None if x is None else _sparse(x)
+
+
+def unique_best_dense(w: np.ndarray, sizes: np.ndarray, capacity: list[int]) -> np.ndarray | None:
     """The LP's optimum without solving it, where that optimum is unique and obvious.
 
     The objective is at most sum_j max_t w[j, t] (each job's fractions sum to at most 1).
@@ -97,24 +103,31 @@ def unique_best(weights: list[dict[int, float]], sizes: list[int], capacity: lis
     on each job's best type reaches that bound, and any other X falls short of it: it is
     the only optimum, so the solver would return it too.  Otherwise None (solve the LP).
     """
-    load = [0] * len(capacity)
-    out: list[dict[int, float]] = []
-    for w, n in zip(weights, sizes):
-        best, top = 0.0, []
-        for t, v in w.items():
-            if v > best:
-                best, top = v, [t]
-            elif v == best and v > 0:
-                top.append(t)
-        if not top:
-            out.append({})
-            continue
-        if len(top) > 1:
-            return None
-        load[top[0]] += n
-        out.append({top[0]: 1.0})
-    if any(used > cap for used, cap in zip(load, capacity)):
+    best = w.max(axis=1) if w.shape[1] else np.zeros(w.shape[0])
+    some = best > 0  # a job with no positive weight gets no share
+    if (np.count_nonzero(w[some] == best[some, None], axis=1) > 1).any():
         return None
+    top = np.argmax(w, axis=1)
+    load = np.bincount(top[some], weights=sizes[some], minlength=len(capacity))
+    if (load > np.asarray(capacity)).any():
+        return None
+    out = np.zeros_like(w)
+    out[np.flatnonzero(some), top[some]] = 1.0
+    return out
+
+
+def _dense(weights: list[dict[int, float]], n_types: int) -> np.ndarray:
+    w = np.zeros((len(weights), n_types))
+    for j, row in enumerate(weights):
+        for t, v in row.items():
+            w[j, t] = v
+    return w
+
+
+def _sparse(x: np.ndarray) -> list[dict[int, float]]:
+    out: list[dict[int, float]] = [{} for _ in range(x.shape[0])]
+    for j, t in zip(*np.nonzero(x)):
+        out[int(j)][int(t)] = float(x[j, t])
     return out
 
 
@@ -134,7 +147,6 @@ class Gavel(JobPolicy):
 
     def reset(self) -> None:
         self._w: dict[str, dict[int, float]] = {}
-        self._x: dict[str, dict[int, float]] = {}
         self._sig: frozenset | None = None
         self._round_book: RoundBook | None = None  # shares and rounds received, per job (built on the first round)
         self._rows = None  # the active jobs' book rows, in submission order (numpy), while the set is unchanged
@@ -156,8 +168,7 @@ class Gavel(JobPolicy):
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._dirty = True
-        for d in (self._w, self._x):
-            d.pop(job.job_id, None)
+        self._w.pop(job.job_id, None)
         if self._round_book is not None:
             self._round_book.remove(job.job_id)
 
@@ -192,7 +203,10 @@ class Gavel(JobPolicy):
 
     def allocation(self) -> dict[str, dict[int, float]]:
         """The last LP solution: job -> {type index: time fraction}."""
-        return {j: dict(x) for j, x in self._x.items()}
+        if self._round_book is None or self._rows is None:
+            return {}
+        book = self._round_book
+        return {jid: x for jid, x in zip(self._active, _sparse(book.x[self._rows])) if jid in book.row}
 
     def _skip(self, view: ClusterView) -> bool:
         """True when this round would repeat the last one exactly, so it need not be computed.
@@ -240,23 +254,19 @@ class Gavel(JobPolicy):
         self._stable = None
         self._confirmed = False
 
-    def _solve(self, cluster, active: list[JobState], perf) -> None:
+    def _solve(self, cluster) -> None:
+        """The LP for the active jobs (``_rows``), its X written to their rows of the book."""
         t0 = _t.perf_counter()
-        ws = [self._weights(cluster, j, perf) for j in active]
-        sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in active]
+        book, rows = self._round_book, self._rows
+        w, sizes = book.w[rows], np.asarray(self._sizes, dtype=float)
         cap = [int(c) for c in cluster.type_gpus]
-        xs = unique_best(ws, sizes, cap) if self.fast else None
-        if xs is None:
-            xs = solve_max_throughput(ws, sizes, cap)
+        x = unique_best_dense(w, sizes, cap) if self.fast else None
+        if x is None:
+            x = solve_dense(w, sizes, cap)
             self.lp_solves += 1
         else:
             self.lp_shortcuts += 1
-        self._x = {j.job_id: x for j, x in zip(active, xs)}
-        book = self._round_book
-        book.x[self._rows] = 0.0
-        for r, x in zip(self._rows.tolist(), xs):
-            for t, v in x.items():
-                book.x[r, t] = v
+        book.x[rows] = x
         self.lp_time_s += _t.perf_counter() - t0
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
@@ -276,13 +286,21 @@ class Gavel(JobPolicy):
         if self._dirty or not self.fast or len(self._active) != len(jobs):
             ordered = sorted(jobs.values(), key=lambda j: (j.spec.submit_time, j.job_id))
             self._active = [j.job_id for j in ordered]
-            self._rows = np.array([book.row_of(jid) for jid in self._active], dtype=np.int64)
+            rows = []
+            for j in ordered:
+                r = book.row.get(j.job_id)
+                if r is None:  # first sight: its weights go in its row
+                    r = book.row_of(j.job_id)
+                    for t, v in self._weights(cluster, j, view.perf).items():
+                        book.w[r, t] = v
+                rows.append(r)
+            self._rows = np.array(rows, dtype=np.int64)
             self._sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in ordered]
             self._dirty = False
         active_ids, rows = self._active, self._rows
         sig = frozenset(active_ids)
         if sig != self._sig:
-            self._solve(cluster, [jobs[jid] for jid in active_ids], view.perf)
+            self._solve(cluster)
             self._sig = sig
         x = book.x[rows]
         self._shapes.update(cluster, view.running())

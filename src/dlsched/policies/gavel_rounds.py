@@ -15,10 +15,11 @@ import numpy as np
 
 
 class RoundBook:
-    """Per job (one row each, reused after the job leaves): LP shares X by type, rounds it has
-    been active, rounds it ran on each type."""
+    """Per job (one row each, reused after the job leaves): LP weights W and shares X by type,
+    rounds it has been active, rounds it ran on each type."""
 
     def __init__(self, n_types: int, rows: int = 64):
+        self.w = np.zeros((rows, n_types))
         self.x = np.zeros((rows, n_types))
         self.rounds = np.zeros(rows, dtype=np.int64)
         self.got = np.zeros((rows, n_types), dtype=np.int64)
@@ -37,6 +38,7 @@ class RoundBook:
             r, self._next = self._next, self._next + 1
             if r == len(self.rounds):
                 self._grow(2 * r, self.x.shape[1])
+        self.w[r] = 0.0
         self.x[r] = 0.0
         self.rounds[r] = 0
         self.got[r] = 0
@@ -49,12 +51,12 @@ class RoundBook:
             self._grow(len(self.rounds), n_types)
 
     def _grow(self, rows: int, cols: int) -> None:
-        x, got = np.zeros((rows, cols)), np.zeros((rows, cols), dtype=np.int64)
+        w, x, got = np.zeros((rows, cols)), np.zeros((rows, cols)), np.zeros((rows, cols), dtype=np.int64)
         r0, c0 = self.x.shape
-        x[:r0, :c0], got[:r0, :c0] = self.x, self.got
+        w[:r0, :c0], x[:r0, :c0], got[:r0, :c0] = self.w, self.x, self.got
         rounds = np.zeros(rows, dtype=np.int64)
         rounds[:r0] = self.rounds
-        self.x, self.got, self.rounds = x, got, rounds
+        self.w, self.x, self.got, self.rounds = w, x, got, rounds
 
     def remove(self, job_id: str) -> None:
         r = self.row.pop(job_id, None)
