@@ -38,3 +38,37 @@ def test_fallback_is_linprog(monkeypatch):
     # two jobs, one type of 4 GPUs: the 4-GPU job is worth less per GPU, the 2-GPU one runs fully
     x = solve_max_throughput([{0: 1.0}, {0: 1.0}], [2, 4], [4])
     assert x[0] == {0: 1.0} and x[1] == pytest.approx({0: 0.5})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_warm_starts_reach_the_cold_optimum(seed):
+    """A sequence of Gavel LPs as jobs arrive and leave: each warm-started solve is feasible and
+    reaches the cold solve's objective (the vertex may differ where optima tie)."""
+    from dlsched.policies.gavel import solve_dense
+    from dlsched.policies.highs_lp import WarmLP
+
+    rng = np.random.default_rng(100 + seed)
+    nt = int(rng.integers(2, 5))
+    cap = [int(c) for c in rng.integers(8, 40, size=nt)]
+    pool = {}  # job id -> (weight row, size)
+    warm = WarmLP()
+    next_id = 0
+    for _ in range(25):
+        for _ in range(int(rng.integers(0, 6))):  # arrivals
+            row = rng.choice([0.0, 0.25, 0.5, 1.0], size=nt)
+            row[int(rng.integers(nt))] = 1.0
+            pool[f"j{next_id}"] = (row, int(rng.choice([1, 2, 4, 8])))
+            next_id += 1
+        for jid in [j for j in pool if rng.random() < 0.15]:  # departures
+            del pool[jid]
+        if not pool:
+            continue
+        ids = sorted(pool)
+        w = np.array([pool[j][0] for j in ids])
+        sizes = np.array([pool[j][1] for j in ids], dtype=float)
+        xw = solve_dense(w, sizes, cap, warm, ids)
+        xc = solve_dense(w, sizes, cap)
+        assert (w * xw).sum() == pytest.approx((w * xc).sum(), rel=1e-9, abs=1e-9)
+        assert (xw.sum(axis=1) <= 1 + 1e-9).all()
+        assert ((sizes[:, None] * xw).sum(axis=0) <= np.asarray(cap) + 1e-9).all()
+    assert warm.warm_starts > 0

@@ -14,6 +14,8 @@ vertex among tied optima and move schedules).  The binding is private to scipy; 
 missing or has another shape (scipy older than 1.15 had a Cython wrapper) ``solve_box_lp``
 falls back to ``linprog`` itself, so an upgrade costs speed, never correctness.
 
+``WarmLP`` solves a sequence of such LPs, each from the last one's basis.
+
 The form solved is the one Gavel's LP needs: ``max c @ x`` subject to ``A @ x <= b`` and
 ``0 <= x <= 1``, with ``A`` given column-wise (CSC arrays).
 """
@@ -55,6 +57,12 @@ def solve_box_lp(c_max: np.ndarray, indptr: np.ndarray, indices: np.ndarray, dat
     """``argmax c_max @ x`` s.t. ``A x <= b``, ``0 <= x <= 1`` (A in CSC form); None unless optimal."""
     if not binding_available():
         return _with_linprog(c_max, indptr, indices, data, b)
+    highs = _model(c_max, indptr, indices, data, b)
+    return _solution(highs) if _run(highs) else None
+
+
+def _model(c_max, indptr, indices, data, b):
+    """A HiGHS instance holding the LP, with ``linprog``'s options."""
     h, opts = _BINDING  # type: ignore[misc]
     n, m = len(c_max), len(b)
     lp = h.HighsLp()
@@ -73,9 +81,16 @@ def solve_box_lp(c_max: np.ndarray, indptr: np.ndarray, indices: np.ndarray, dat
     lp.a_matrix_.value_ = data
     highs = h._Highs()
     highs.passOptions(opts)
-    if highs.passModel(lp) == h.HighsStatus.kError or highs.run() == h.HighsStatus.kError \
-            or highs.getModelStatus() != h.HighsModelStatus.kOptimal:
-        return None
+    highs.passModel(lp)
+    return highs
+
+
+def _run(highs) -> bool:
+    h = _BINDING[0]  # type: ignore[index]
+    return highs.run() != h.HighsStatus.kError and highs.getModelStatus() == h.HighsModelStatus.kOptimal
+
+
+def _solution(highs) -> np.ndarray:
     return np.array(highs.getSolution().col_value)
 
 
@@ -86,3 +101,46 @@ def _with_linprog(c_max, indptr, indices, data, b) -> np.ndarray | None:
     a = csc_array((data, indices, indptr), shape=(len(b), len(c_max)))
     res = linprog(-np.asarray(c_max, dtype=float), A_ub=a, b_ub=b, bounds=(0.0, 1.0), method="highs")
     return res.x if res.status == 0 else None
+
+
+class WarmLP:
+    """A sequence of related box LPs, each started from the last one's optimal basis (issue 21).
+
+    Columns and rows carry keys (for Gavel: (job, type) and job, or ("type", t)); a key seen
+    in the last solve starts with the status it ended with, a new column at its lower bound,
+    a new row with its slack basic.  When jobs have left, the count of basic variables is off,
+    so the basis is passed as *alien* and HiGHS repairs it before its dual simplex starts.
+
+    The optimum's value is the one a cold solve reaches (the LP is the same; both are solved to
+    HiGHS's tolerances, ``tests/crius/test_highs_lp.py``), but where the LP has several optimal
+    vertices, a warm start tends to return the one nearest the last solution, a cold start
+    another: decisions differ at ties (see ``gavel``'s docstring and docs/gavel.md).
+    Without scipy's binding every solve is cold (``solve_box_lp``).
+    """
+
+    def __init__(self):
+        self._cols: dict = {}
+        self._rows: dict = {}
+        self.warm_starts = 0
+
+    def solve(self, col_keys: list, row_keys: list, c_max, indptr, indices, data, b) -> np.ndarray | None:
+        if not binding_available():
+            return solve_box_lp(c_max, indptr, indices, data, b)
+        h = _BINDING[0]  # type: ignore[index]
+        highs = _model(c_max, indptr, indices, data, b)
+        if self._cols:
+            lower, basic = h.HighsBasisStatus.kLower, h.HighsBasisStatus.kBasic
+            basis = h.HighsBasis()
+            basis.col_status = [self._cols.get(k, lower) for k in col_keys]
+            basis.row_status = [self._rows.get(k, basic) for k in row_keys]
+            basis.alien = True
+            basis.valid = True
+            if highs.setBasis(basis) != h.HighsStatus.kError:
+                self.warm_starts += 1
+        if not _run(highs):
+            self._cols, self._rows = {}, {}  # start the next one cold
+            return None
+        basis = highs.getBasis()
+        self._cols = dict(zip(col_keys, basis.col_status))
+        self._rows = dict(zip(row_keys, basis.row_status))
+        return _solution(highs)
