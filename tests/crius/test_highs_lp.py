@@ -21,15 +21,30 @@ def _gavel_lp(rng, nj: int, nt: int):
     return weights, sizes, cap
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_same_vertex_as_linprog(seed, monkeypatch):
+def _bindings():
+    """Each HiGHS binding this environment has, as ``highs_lp._BINDING`` would hold it."""
+    out = []
+    for load in (highs_lp._highspy, highs_lp._scipy_copy):
+        try:
+            load()
+        except ImportError:
+            continue
+        out.append(pytest.param(load, id=load.__name__))
+    return out
+
+
+@pytest.mark.parametrize("load", _bindings())
+@pytest.mark.parametrize("seed", range(10))
+def test_same_vertex_as_linprog(seed, load, monkeypatch):
     """Same solver, same options, same model: the same solution, bit for bit, ties included."""
-    assert highs_lp.binding_available()
     rng = np.random.default_rng(seed)
     weights, sizes, cap = _gavel_lp(rng, int(rng.integers(3, 60)), int(rng.integers(1, 5)))
-    direct = solve_max_throughput(weights, sizes, cap)
-    monkeypatch.setattr(highs_lp, "_BINDING", None)  # as if scipy had no binding: linprog itself
-    assert solve_max_throughput(weights, sizes, cap) == direct
+    monkeypatch.setattr(highs_lp, "_BINDING", None)  # as if there were no binding: linprog itself
+    reference = solve_max_throughput(weights, sizes, cap)
+    monkeypatch.setattr(highs_lp, "_BINDING", False)
+    monkeypatch.setattr(highs_lp, "_highspy", load)  # this binding first
+    assert highs_lp.binding_available() and highs_lp._BINDING[0] is load()
+    assert solve_max_throughput(weights, sizes, cap) == reference
 
 
 def test_fallback_is_linprog(monkeypatch):

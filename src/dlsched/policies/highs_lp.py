@@ -1,18 +1,20 @@
-"""One LP solved by HiGHS through scipy's bundled binding, without ``linprog``'s wrapper (issue 21).
+"""Gavel's LPs solved by HiGHS through its own Python binding, without ``linprog``'s wrapper (issue 21).
 
 ``scipy.optimize.linprog(method="highs")`` spends about as long in Python (input checks, a
 sparse ``vstack``, an options manager, a per-column loop over the basis for the bound
-multipliers) as HiGHS spends solving Gavel's small LPs.  Here the model goes to the same
-HiGHS (``scipy.optimize._highspy._core``, the binding ``linprog`` itself uses) with the
-options ``linprog`` sets, so the solver sees the same model and returns the same vertex:
-the results are identical, which ``tests/crius/test_highs_lp.py`` checks against
-``linprog`` on random LPs and on Gavel's.
+multipliers) as HiGHS spends solving Gavel's small LPs, and importing ``scipy.optimize``
+costs about 0.4 CPU s, a fifth of a whole Gavel run on Gavel's trace.  Here the model goes
+straight to HiGHS's binding with the options ``linprog`` sets, so the solver sees the same
+model and returns the same vertex: ``tests/crius/test_highs_lp.py`` checks the results
+against ``linprog`` bit for bit, ties included.
 
-Why scipy's binding and not the ``highspy`` package: no new dependency, and it is the very
-solver build the results were measured with (a separately built HiGHS could pick another
-vertex among tied optima and move schedules).  The binding is private to scipy; where it is
-missing or has another shape (scipy older than 1.15 had a Cython wrapper) ``solve_box_lp``
-falls back to ``linprog`` itself, so an upgrade costs speed, never correctness.
+The binding, first found of:
+1. ``highspy`` (the HiGHS project's own package, pinned in pyproject.toml to 1.12.0, the
+   HiGHS that scipy 1.17 bundles): costs about as much to import as numpy;
+2. scipy's copy of the same binding, ``scipy.optimize._highspy._core`` (private to scipy,
+   checked for the calls used here);
+3. neither: ``linprog`` itself, so a missing or changed binding costs speed, never results.
+1 and 2 gave identical solutions on all 628 LPs of an arena-philly Gavel run.
 
 ``WarmLP`` solves a sequence of such LPs, each from the last one's basis.
 
@@ -27,19 +29,31 @@ import numpy as np
 
 def _binding():
     """The HiGHS binding and the option object ``linprog(method="highs")`` would pass, or None."""
-    try:
-        from scipy.optimize._highspy import _core as h
-        opts = h.HighsOptions()
-        # exactly the non-default settings of scipy's _linprog_highs / _highs_wrapper
-        opts.presolve = "on"
-        opts.highs_debug_level = h.HighsDebugLevel.kHighsDebugLevelNone
-        opts.log_to_console = False
-        opts.output_flag = False
-        opts.simplex_strategy = h.simplex_constants.SimplexStrategy.kSimplexStrategyDual
-        h._Highs, h.HighsLp, h.MatrixFormat.kColwise, h.HighsModelStatus.kOptimal  # the API used below
-    except (ImportError, AttributeError):
-        return None
-    return h, opts
+    for load in (_highspy, _scipy_copy):
+        try:
+            h = load()
+            opts = h.HighsOptions()
+            # exactly the non-default settings of scipy's _linprog_highs / _highs_wrapper
+            opts.presolve = "on"
+            opts.highs_debug_level = h.HighsDebugLevel.kHighsDebugLevelNone
+            opts.log_to_console = False
+            opts.output_flag = False
+            opts.simplex_strategy = h.simplex_constants.SimplexStrategy.kSimplexStrategyDual
+            h._Highs, h.HighsLp, h.HighsBasis, h.MatrixFormat.kColwise, h.HighsModelStatus.kOptimal  # used below
+        except (ImportError, AttributeError):
+            continue
+        return h, opts
+    return None
+
+
+def _highspy():
+    import highspy._core as h
+    return h
+
+
+def _scipy_copy():
+    from scipy.optimize._highspy import _core as h
+    return h
 
 
 _BINDING: tuple | None | bool = False  # False: not looked up yet
