@@ -39,7 +39,7 @@ def _binding():
             opts.log_to_console = False
             opts.output_flag = False
             opts.simplex_strategy = h.simplex_constants.SimplexStrategy.kSimplexStrategyDual
-            h._Highs, h.HighsLp, h.HighsBasis, h.MatrixFormat.kColwise, h.HighsModelStatus.kOptimal  # used below
+            h._Highs, h.HighsBasis, h.ObjSense.kMinimize, h.MatrixFormat.kColwise, h.HighsModelStatus.kOptimal  # used
         except (ImportError, AttributeError):
             continue
         return h, opts
@@ -76,26 +76,17 @@ def solve_box_lp(c_max: np.ndarray, indptr: np.ndarray, indices: np.ndarray, dat
 
 
 def _model(c_max, indptr, indices, data, b):
-    """A HiGHS instance holding the LP, with ``linprog``'s options."""
+    """A HiGHS instance holding the LP, with ``linprog``'s options (the arrays passed in one call:
+    filling a ``HighsLp`` field by field, as ``linprog`` does, costs as much as a warm solve)."""
     h, opts = _BINDING  # type: ignore[misc]
     n, m = len(c_max), len(b)
-    lp = h.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = m
-    lp.a_matrix_.num_col_ = n
-    lp.a_matrix_.num_row_ = m
-    lp.a_matrix_.format_ = h.MatrixFormat.kColwise
-    lp.col_cost_ = -np.asarray(c_max, dtype=float)
-    lp.col_lower_ = np.zeros(n)
-    lp.col_upper_ = np.ones(n)
-    lp.row_lower_ = np.full(m, -h.kHighsInf)
-    lp.row_upper_ = np.asarray(b, dtype=float)
-    lp.a_matrix_.start_ = indptr
-    lp.a_matrix_.index_ = indices
-    lp.a_matrix_.value_ = data
     highs = h._Highs()
     highs.passOptions(opts)
-    highs.passModel(lp)
+    highs.passModel(n, m, len(data), int(h.MatrixFormat.kColwise), int(h.ObjSense.kMinimize), 0.0,
+                    -np.asarray(c_max, dtype=float), np.zeros(n), np.ones(n),
+                    np.full(m, -h.kHighsInf), np.asarray(b, dtype=float),
+                    np.asarray(indptr, dtype=np.int32), np.asarray(indices, dtype=np.int32),
+                    np.asarray(data, dtype=float), np.zeros(n, dtype=np.int32))  # all continuous: an LP
     return highs
 
 
@@ -128,8 +119,8 @@ class WarmLP:
     The optimum's value is the one a cold solve reaches (the LP is the same; both are solved to
     HiGHS's tolerances, ``tests/crius/test_highs_lp.py``), but where the LP has several optimal
     vertices, a warm start tends to return the one nearest the last solution, a cold start
-    another: decisions differ at ties (see ``gavel``'s docstring and docs/gavel.md).
-    Without scipy's binding every solve is cold (``solve_box_lp``).
+    another: decisions differ at ties (see ``gavel``'s docstring and docs/replay.md).
+    Without a binding every solve is cold (``solve_box_lp``).
     """
 
     def __init__(self):
