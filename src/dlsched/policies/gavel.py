@@ -12,7 +12,7 @@ job j spends on GPU type t):
 with w[j, t] the job's data-parallel throughput on type t at its requested
 count n_j, normalised by its best type (Crius 8.1: baselines schedule with
 data-parallel profiles; jobs then run at their adaptive optimum).  Solved
-with HiGHS (scipy's bundled binding, ``policies/highs_lp.py``), re-solved
+with HiGHS through its own binding (``policies/highs_lp.py``), re-solved
 only when the set of active jobs or the cluster changes.
 
 Speed (issue 21), with the same decisions as solving everything cold (tested
@@ -30,7 +30,7 @@ starts from the last one's optimal basis (``warm_start``, on by default;
 ``--option warm_start=false`` solves cold, as before).  The optimum's value
 is the same, but jobs with equal weight rows are interchangeable in the LP,
 and a warm start returns the optimal vertex nearest the last solution where a
-cold start returns another.  Measured (docs/gavel.md): Gavel's trace, 1,799 of
+cold start returns another.  Measured (docs/replay.md): Gavel's trace, 1,799 of
 1,985 jobs finish at the same time, average JCT 98.53 -> 98.95 h; arena-philly
 to 600,000 s, 1,554 of 1,929 rows identical, 822 -> 824 finished.
 
