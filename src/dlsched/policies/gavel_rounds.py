@@ -1,0 +1,93 @@
+"""Gavel's round mechanism on numpy rows: who runs where this round (issue 21).
+
+``gavel`` serves (job, type) pairs in order of priority ``X[j, t] / (share of rounds the job
+already got on t)``, each job at most once per round, while GPUs of that type remain.  With a
+few hundred active jobs, doing that per round over Python dicts was most of a run on the
+arena trace; here the per-job state lives in arrays (``RoundBook``) and the priorities and
+their order are computed by numpy (``serve_round``), with the same float operations in the
+same order, so the decisions are bit-for-bit those of the dict version
+(``tests/crius/test_gavel_rounds.py`` keeps that version as the reference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class RoundBook:
+    """Per job (one row each, reused after the job leaves): LP weights W and shares X by type,
+    rounds it has been active, rounds it ran on each type."""
+
+    def __init__(self, n_types: int, rows: int = 64):
+        self.w = np.zeros((rows, n_types))
+        self.x = np.zeros((rows, n_types))
+        self.rounds = np.zeros(rows, dtype=np.int64)
+        self.got = np.zeros((rows, n_types), dtype=np.int64)
+        self.row: dict[str, int] = {}
+        self._spare: list[int] = []
+        self._next = 0
+
+    def row_of(self, job_id: str) -> int:
+        """The job's row, a zeroed one on first sight."""
+        r = self.row.get(job_id)
+        if r is not None:
+            return r
+        if self._spare:
+            r = self._spare.pop()
+        else:
+            r, self._next = self._next, self._next + 1
+            if r == len(self.rounds):
+                self._grow(2 * r, self.x.shape[1])
+        self.w[r] = 0.0
+        self.x[r] = 0.0
+        self.rounds[r] = 0
+        self.got[r] = 0
+        self.row[job_id] = r
+        return r
+
+    def ensure_types(self, n_types: int) -> None:
+        """Room for ``n_types`` GPU types (a cluster with more types than the last one)."""
+        if n_types > self.x.shape[1]:
+            self._grow(len(self.rounds), n_types)
+
+    def _grow(self, rows: int, cols: int) -> None:
+        w, x, got = np.zeros((rows, cols)), np.zeros((rows, cols)), np.zeros((rows, cols), dtype=np.int64)
+        r0, c0 = self.x.shape
+        w[:r0, :c0], x[:r0, :c0], got[:r0, :c0] = self.w, self.x, self.got
+        rounds = np.zeros(rows, dtype=np.int64)
+        rounds[:r0] = self.rounds
+        self.w, self.x, self.got, self.rounds = w, x, got, rounds
+
+    def remove(self, job_id: str) -> None:
+        r = self.row.pop(job_id, None)
+        if r is not None:
+            self._spare.append(r)
+
+
+def serve_round(x: np.ndarray, rounds: np.ndarray, got: np.ndarray, cur: np.ndarray, sizes: list[int],
+                free: list[int]) -> list[tuple[int, int]]:
+    """One Gavel round: (job index, type) of every job served, in serving order.
+
+    Rows are the active jobs in submission order (submit time, then job id), so a row's index
+    is the tie-break after priority and staying put.  ``x`` the LP shares, ``rounds`` rounds
+    active, ``got`` rounds run on each type, ``cur`` the type each job holds now (-1: none),
+    ``sizes`` GPUs per job, ``free`` GPUs per type (consumed).
+    """
+    rows, cols = np.nonzero(x)  # row-major: jobs in order, types ascending within a job
+    r = rounds[rows]
+    safe = np.where(r > 0, r, 1)
+    received = np.where(r > 0, got[rows, cols] / safe, 0.0)
+    prio = x[rows, cols] / np.maximum(received, 1e-3)
+    keep = (cur[rows] == cols).astype(np.int8)  # ties: stay put (no migration)
+    order = np.lexsort((cols, rows, -keep, -prio))
+    served: list[tuple[int, int]] = []
+    taken = [False] * len(sizes)
+    for i, t in zip(rows[order].tolist(), cols[order].tolist()):
+        if taken[i]:
+            continue
+        n = sizes[i]
+        if free[t] >= n:
+            free[t] -= n
+            taken[i] = True
+            served.append((i, t))
+    return served
