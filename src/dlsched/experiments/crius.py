@@ -65,9 +65,10 @@ PAPER = {
            "NA: 2.54x JCT, -13.6% throughput; NH: 3.53x JCT, -17.3% throughput; "
            "DDL: 1.69x deadline satisfactory ratio vs ElasticFlow",
 }
-# wall seconds per scenario, both settings, on this 2-core machine (docs/crius.md, "Speed"); the sim's
-# figure predates Sia and Gandiva in it, which take far longer there (docs/crius.md, "Sia")
-EXPECTED_S = {"testbed": 25.0, "sim": 900.0}
+# CPU seconds per scenario, every policy under both settings (about the wall time on an idle machine),
+# measured 2026-11-24 (docs/crius.md, "Speed"): testbed 7.2; sim 227 for everything but Gandiva
+# (Sia 83 of it) plus Gandiva's 2 x ~270 (measured on the gandiva branch)
+EXPECTED_S = {"testbed": 10.0, "sim": 770.0}
 
 
 def _policy(name: str, setting: str = "derived"):
