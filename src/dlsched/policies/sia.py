@@ -20,7 +20,9 @@ From the Sia paper:
   the capacity rows can split a job); those few jobs are re-fitted greedily
   into what is left.  The LP optimum bounds the ILP's, so every solve knows
   how much it may have lost (``solve_stats``): on the full simulation
-  scenario at most 0.02% of the objective on average (docs/crius.md, "Sia").
+  scenario at most 0.06-0.08% of the objective on average, 0.9% at worst;
+  on the 64-GPU testbed's small problems 0.7-1.4%, 11.7% at worst
+  (docs/crius.md, "Sia").
   The exact MIP (scipy ``milp``, used up to 1,000 pairs before) could not
   close the last half-job of gap on these near-symmetric problems: solves
   ran into its 30-s time limit, so results depended on the machine's speed
@@ -52,9 +54,10 @@ Simplifications (and why):
   optimum whatever the ages, so it is not re-solved at all, and the simulator skips Sia's
   rounds until a job arrives or finishes (``rounds_idle``).
 * **Ties keep the incumbent**: a running job's current configuration counts
-  ``KEEP_EDGE`` (0.5%) more.  Without this the solver swapped identical jobs between rounds (preempting one to
-  start its twin, for no gain in the objective): 3.2 restarts per job on the
-  testbed, 1.1 with it (docs/crius.md, "Sia").
+  ``KEEP_EDGE`` (0.5%) more.  Without this the solver swapped identical
+  jobs between rounds (preempting one to start its twin, for no gain in the
+  objective): 3.2 restarts per job on the testbed, 1.0 with it
+  (docs/crius.md, "Sia").
 
 Speed (docs/crius.md, "Sia"): configurations and goodputs are cached per job
 shape (model, size, batch, request), re-planning prices per shape, the LP is
