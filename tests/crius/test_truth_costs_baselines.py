@@ -157,24 +157,21 @@ def test_sia_skips_only_solves_whose_answer_is_the_present(testbed, perf, monkey
     assert res.stats["schedule_calls"] < ref.stats["schedule_calls"]
 
 
-@pytest.mark.parametrize("exact", [True, False])
-def test_sia_ilp_is_optimal_against_brute_force(testbed, monkeypatch, exact):
+@pytest.mark.parametrize("seed", [3, 4, 5, 6])
+def test_sia_rounded_lp_against_brute_force(testbed, seed):
+    """The LP relaxation's bound is at least the ILP's optimum, the rounded answer is feasible, and
+    it loses at most the fractional jobs' values (one job per GPU type at most)."""
     import itertools
 
-    import dlsched.policies.sia as sia
+    from dlsched.policies.sia import solve
 
-    if not exact:  # the rounded LP relaxation used for large problems: within one job per type of optimal
-        monkeypatch.setattr(sia, "EXACT_MAX_VARS", 0)
-
-    from dlsched.policies.sia import Sia
-
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     cap = [int(c) for c in testbed.type_gpus]
     shapes = [(t, n) for t in range(len(cap)) for n in (4, 8, 16, 32)]
     keys = [(j, s) for j in range(4) for s in shapes]
     value = rng.uniform(1, 10, len(keys))
-    got = Sia._solve(testbed, 4, np.array([j for j, _ in keys]), np.array([s[0] for _, s in keys]),
-                     np.array([s[1] for _, s in keys]), value)
+    got = solve(np.asarray(cap, dtype=float), 4, np.array([j for j, _ in keys]), np.array([s[0] for _, s in keys]),
+                np.array([s[1] for _, s in keys]), value)
     best = 0.0
     for pick in itertools.product([None] + shapes, repeat=4):
         used = [0] * len(cap)
@@ -183,10 +180,34 @@ def test_sia_ilp_is_optimal_against_brute_force(testbed, monkeypatch, exact):
                 used[s[0]] += s[1]
         if all(u <= c for u, c in zip(used, cap)):
             best = max(best, sum(value[keys.index((j, s))] for j, s in enumerate(pick) if s is not None))
-    ours = sum(value[keys.index((j, s))] for j, s in got.items())
-    assert ours == pytest.approx(best) if exact else best - len(cap) * value.max() <= ours <= best + 1e-9
+    ours = sum(value[keys.index((j, s))] for j, s in got.chosen.items())
+    assert ours == pytest.approx(got.value)
+    assert got.bound >= best - 1e-9 >= ours - 2e-9
+    assert best - len(cap) * value.max() <= ours
+    assert got.gap == pytest.approx(max(0.0, 1 - ours / got.bound))
     for t in range(len(cap)):
-        assert sum(s[1] for s in got.values() if s[0] == t) <= cap[t]
+        assert sum(s[1] for s in got.chosen.values() if s[0] == t) <= cap[t]
+
+
+def test_sia_solve_is_exact_when_the_relaxation_is_integral():
+    """Ample capacity: every job gets its best configuration, and the gap is 0."""
+    from dlsched.policies.sia import solve
+
+    value = np.array([1.0, 1.8, 3.0, 1.0, 1.2, 1.1])  # two jobs, three configurations each
+    got = solve(np.array([64.0]), 2, np.array([0, 0, 0, 1, 1, 1]), np.zeros(6, dtype=int),
+                np.array([1, 2, 4, 1, 2, 4]), value)
+    assert got.chosen == {0: (0, 4), 1: (0, 2)} and got.gap == 0.0 and got.value == pytest.approx(4.2)
+
+
+def test_sia_prints_nothing(testbed, perf, capfd):
+    """HiGHS is silenced by its own option: nothing reaches file descriptor 1 or 2 during a run."""
+    jobs = _jobs(testbed, n=12, gap_s=30)
+    p = make_policy("sia")
+    Simulator(testbed, p, jobs, perf=perf, config=SimConfig(seed=0)).run()
+    out, err = capfd.readouterr()
+    assert p.solves > 0 and out == "" and err == ""
+    stats = p.solve_stats()
+    assert stats["solves"] == p.solves and 0 <= stats["gap_mean_pct"] <= stats["gap_worst_pct"] < 100
 
 
 # ---------------------------------------------------------------- the experiment's two settings

@@ -167,3 +167,28 @@ def test_deterministic():
     b, _ = run(c, jobs)
     assert [(r.job_id, r.finish) for r in a.records] == [(r.job_id, r.finish) for r in b.records]
     assert all(r.status == "finished" for r in a.records)
+
+
+def test_packing_decision_survives_a_sliced_window_without_progress():
+    """A time-sliced window that saw no progress (every turn in a move's downtime) measured 0:
+    deciding the packing trial must not divide by it; packed progress then counts as a gain."""
+    from types import SimpleNamespace
+
+    from dlsched.policies.gandiva_introspect import pack_groups
+
+    def plan_with(packed_rate):
+        job = lambda: SimpleNamespace(spec=SimpleNamespace(model="resnet50", params=None, batch_size=32),  # noqa: E731
+                                      policy_data={"measured": {"packed": packed_rate, "sliced": 0.0}})
+        calls = []
+        plan = SimpleNamespace(holders={0: ["a", "b"]}, gpus={"a": (0,), "b": (0,)}, packed={"a", "b"},
+                               jobs={"a": job(), "b": job()}, set_packed=lambda hold, on: calls.append(on))
+        return plan, calls
+
+    plan, calls = plan_with(5.0)
+    rejected: set = set()
+    pack_groups(None, plan, rejected, 0.1)
+    assert calls == [] and not rejected  # kept packed
+    assert all("packed" not in j.policy_data["measured"] for j in plan.jobs.values())  # decided
+    plan, calls = plan_with(0.0)
+    pack_groups(None, plan, rejected, 0.1)
+    assert calls == [False] and len(rejected) == 1  # no progress either way: back to time-slicing

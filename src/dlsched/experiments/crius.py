@@ -65,9 +65,10 @@ PAPER = {
            "NA: 2.54x JCT, -13.6% throughput; NH: 3.53x JCT, -17.3% throughput; "
            "DDL: 1.69x deadline satisfactory ratio vs ElasticFlow",
 }
-# wall seconds per scenario, both settings, on this 2-core machine (docs/crius.md, "Speed"); the sim's
-# figure predates Sia and Gandiva in it, which take far longer there (docs/crius.md, "Sia")
-EXPECTED_S = {"testbed": 25.0, "sim": 900.0}
+# CPU seconds per scenario, every policy under both settings (about the wall time on an idle machine),
+# measured 2026-11-24 (docs/crius.md, "Speed"): testbed 7.2; sim 227 for everything but Gandiva
+# (Sia 83 of it) plus Gandiva's 2 x ~270 (measured on the gandiva branch)
+EXPECTED_S = {"testbed": 10.0, "sim": 770.0}
 
 
 def _policy(name: str, setting: str = "derived"):
@@ -128,12 +129,15 @@ def run_scenario(name: str, cluster, jobs, policies, max_time=None, out: Path | 
     rows = {}
     for pol in policies:
         p = _policy(pol, setting)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = Simulator(cluster, p, jobs, perf=perf, config=SimConfig(seed=0, max_time=max_time)).run()
         m = metrics(res, len(jobs))
         m["wall_s"] = time.perf_counter() - t0
+        m["cpu_s"] = time.process_time() - c0
         if hasattr(p, "overhead_stats"):
             m["sched_ms_median"] = p.overhead_stats().get("median_s", 0.0) * 1e3
+        if hasattr(p, "solve_stats"):  # Sia: how far its rounded LP may be from the ILP's optimum
+            m.update({f"sia_{k}": v for k, v in p.solve_stats().items()})
         rows[pol] = m
         if out is not None:
             write_results(out / pol, res.records, res.series, res.summary,
@@ -141,7 +145,8 @@ def run_scenario(name: str, cluster, jobs, policies, max_time=None, out: Path | 
         if progress is not None:
             progress(pol, m)
         else:
-            print(f"  {name:8s} {setting:8s} {pol:15s} done in {m['wall_s']:.1f} s", file=sys.stderr, flush=True)
+            print(f"  {name:8s} {setting:8s} {pol:15s} done in {m['wall_s']:.1f} s ({m['cpu_s']:.1f} CPU s)",
+                  file=sys.stderr, flush=True)
     return rows
 
 
@@ -324,7 +329,9 @@ def reproduce(quick: bool, out: Path, progress=None) -> list[Headline]:
         (out / f"{name}.md").write_text(
             table(name, rows) + f"({len(removed)} job(s) fit no shape, left out)\n\n"
             + settings_table(name, {"derived": rows, "authors": authors}) + "\n" + accuracy_line(cluster, jobs) + "\n")
-    rows_json = {k: {p: {m: v for m, v in r.items() if m != "wall_s"} for p, r in v.items()} for k, v in results.items()}
+    timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
+    rows_json = {k: {p: {m: v for m, v in r.items() if m not in timing} for p, r in v.items()}
+                 for k, v in results.items()}
     (out / "crius_results.json").write_text(json.dumps(rows_json, indent=1, sort_keys=True, default=float) + "\n")
     return heads
 

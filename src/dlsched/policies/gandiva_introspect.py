@@ -140,7 +140,9 @@ def pack_groups(view: ClusterView, plan: Plan, rejected: set, margin: float) -> 
             m = plan.jobs[h].policy_data.get("measured", {})
             if "packed" not in m or "sliced" not in m:
                 break
-            gains.append(m["packed"] / m["sliced"])  # both per turn: packed over time-sliced speed
+            # both per turn: packed over time-sliced speed; a time-sliced window that saw no progress
+            # (every turn spent in a move's downtime) makes any packed progress a gain
+            gains.append(m["packed"] / m["sliced"] if m["sliced"] > 0 else (2.0 + margin if m["packed"] > 0 else 1.0))
         else:
             if sum(gains) / len(gains) <= 1.0 + margin:
                 plan.set_packed(hold, False)
