@@ -224,7 +224,7 @@ def fit_requests(jobs, cluster: Cluster, estimator) -> tuple[list, list]:
         t = resolve_type(cluster, spec.gpu_type)
         names = [cluster.gpu_types[t].name] if t is not None else [g.name for g in cluster.gpu_types]
         model = get_model(spec.model, spec.params)
-        return any(estimator.optimum(model, spec.batch_size, nm, n) for nm in names)
+        return any(estimator.fits(model, spec.batch_size, nm, n) for nm in names)
 
     fit = grow_to_fit(jobs, runs, grow=True, cap=MAX_GPUS_PER_JOB)
     return fit.jobs, [b.job for b in fit.bad]

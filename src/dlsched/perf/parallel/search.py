@@ -219,6 +219,44 @@ def tune_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_stage
     return SearchResult(found[0], found[1], space_size(split, gpn, favours), space_size(split, gpn))
 
 
+def _split_fits(model: ModelInfo, batch: float, hw: Hardware, split: StageSplit, params: CostParams) -> bool:
+    """Whether ``search_split`` over every (dp, tp) finds a plan: each stage has a choice that fits
+    in memory at a finite cost (then the thresholds at the largest such costs admit one per stage)."""
+    prof = profile(model)
+    n_micro = 4 * split.n_stages
+    cap = hw.gpu.memory_bytes
+    gpn = hw.gpus_per_node
+    offset = 0
+    for i, ((a, b), g) in enumerate(zip(split.ranges(), split.gpus)):
+        # widest tensor degree first: it holds the least per GPU, so a fitting stage stops early
+        for dp, tp in reversed(degree_options(g, gpn, offset)):
+            c = stage_cost(prof, hw, a, b, dp, tp, offset, batch, n_micro,
+                           params.in_flight(i, split.n_stages), params)
+            if (c is not None and c.memory <= cap and math.isfinite(c.micro) and math.isfinite(c.recv)
+                    and math.isfinite(c.sync)):
+                break
+        else:
+            return False
+        offset += g
+    return True
+
+
+def plan_fits(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,
+              params: CostParams = DEFAULT_PARAMS) -> bool:
+    """Whether ``optimal_plan`` finds any plan, at a fraction of its cost.
+
+    The same stage counts and splits, but a split stops at the first stage with no usable
+    choice and each stage at its first usable one, and nothing is priced through the
+    pipeline formula.  Preflight (``fit_requests``) only asks this question, mostly for
+    GPU types and counts a job never runs on.
+    """
+    for ns in stage_counts(n_gpus, profile(model).n_layers):
+        for split in {stage_partition(model, n_gpus, ns), balanced_partition(model, n_gpus, ns)}:
+            if _split_fits(model, batch, hw, split, params):
+                return True
+    return False
+
+
 def optimal_plan(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,
                  params: CostParams = DEFAULT_PARAMS) -> tuple[float, Plan] | None:
     """Full-space optimum ("adaptive parallelism"): every stage count, split and (dp, tp)."""
