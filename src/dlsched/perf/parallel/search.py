@@ -84,6 +84,16 @@ def _stage_table(model: ModelInfo, batch: float, hw: Hardware, split: StageSplit
     return table
 
 
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of a 1-D array without NaNs, as it computes it (sort, keep each run's first),
+    without its per-call overhead and its first call's import of numpy.ma (start-up)."""
+    s = np.sort(values)
+    keep = np.empty(s.shape, dtype=bool)
+    keep[:1] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def _select(table, n_micro: int) -> tuple[float, list[int]]:
     """Exact best choice per stage for the pipeline formula (threshold method, see module doc)."""
     S = len(table)
@@ -96,8 +106,8 @@ def _select(table, n_micro: int) -> tuple[float, list[int]]:
             T[s, k], C[s, k], A[s, k] = c.micro, c.steady, c.sync
     if K == 1:
         return float(T[:, 0].sum() + (n_micro - 1) * C[:, 0].max() + A[:, 0].max()), [0] * S
-    tc = np.unique(C[np.isfinite(C)])
-    ta = np.unique(A[np.isfinite(A)])
+    tc = _sorted_distinct(C[np.isfinite(C)])
+    ta = _sorted_distinct(A[np.isfinite(A)])
     ok = (C[None, None] <= tc[:, None, None, None]) & (A[None, None] <= ta[None, :, None, None])
     Tm = np.where(ok, T[None, None], np.inf)  # (nc, na, S, K)
     best_k = Tm.argmin(axis=-1)
