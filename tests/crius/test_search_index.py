@@ -103,3 +103,26 @@ def test_running_shapes_reports_every_change():
     jobs["j3"].allocation = Allocation.of([9])
     changed, gone = rec.update(cluster, [jobs["j3"]])
     assert set(changed) == {"j3"} and gone == {"j2"}
+
+
+@pytest.mark.parametrize("policy", ["crius", "crius-ddl"])
+def test_idle_rounds_skipped_without_changing_the_schedule(policy):
+    """A round that changed nothing lets the simulator skip the rounds until the next event
+    (``rounds_idle``): same records as calling Crius at every round, in fewer calls.  The
+    deadline-aware variant depends on the clock and is never idle."""
+    from dlsched.policies.crius import Crius
+
+    cluster = Cluster.load("crius-sim")
+    jobs = philly_like(cluster, n_jobs=150, days=0.3, seed=7)
+    runs = []
+    for skip in (True, False):
+        p = make_policy(policy)
+        if not skip:
+            p.rounds_idle = lambda: False
+        res = Simulator(cluster, p, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0)).run()
+        runs.append(([r.row() for r in res.records], res.stats["schedule_calls"]))
+    assert runs[0][0] == runs[1][0]
+    if policy == "crius":
+        assert runs[0][1] < runs[1][1]  # rounds were skipped
+    else:
+        assert runs[0][1] == runs[1][1] and not Crius.deadline_aware

@@ -125,6 +125,7 @@ class Crius(JobPolicy):
         self._indexes = (GrowIndex(self._tables, self.grow_min_gain), ReleaseIndex(self._tables))
         self._running = RunningShapes()  # the engine's running jobs as of the last call
         self._virtual: set[str] = set()  # jobs the last call moved virtually
+        self._changed_nothing = False  # the last call's decision was empty (``rounds_idle``)
 
     def _running_shapes(self, cluster, running: list[JobState]) -> tuple[dict[str, Shape], set[str]]:
         """The running jobs' shapes (the policy's own record: copy it before changing it), and
@@ -317,7 +318,15 @@ class Crius(JobPolicy):
                 or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]
                 for j, a in decision.allocate.items()):
             self._epoch += 1  # GPUs were given back: pending jobs that failed may now fit
+        self._changed_nothing = not decision
         return decision
+
+    def rounds_idle(self) -> bool:
+        """A round that changed nothing repeats until something arrives or finishes: the next
+        call would see the same running shapes, free GPUs and queue, and the jobs that failed
+        stay failed until GPUs are released (``_epoch``).  Crius's choices do not depend on the
+        clock; the deadline-aware variant's do (remaining time), so it is never idle."""
+        return self._changed_nothing and not self.deadline_aware
 
     def _cell_based_sched(self, cluster, vc: VirtualCluster, job: JobState, touched: set[str],
                           allowed, crowded: bool = False) -> bool:
