@@ -126,3 +126,18 @@ def test_idle_rounds_skipped_without_changing_the_schedule(policy):
         assert runs[0][1] < runs[1][1]  # rounds were skipped
     else:
         assert runs[0][1] == runs[1][1] and not Crius.deadline_aware
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounded_release_search_equals_full_enumeration(seed):
+    """``best_release`` skips combinations by bounds on what they free and gain; the answer is
+    the one enumerating them all, for every type, need, depth and skip set tried."""
+    rng = random.Random(100 + seed)
+    free, shapes, tables = random_state(rng, n_jobs=30)
+    for _ in range(60):
+        vc = VirtualCluster(list(free), dict(shapes))
+        skip = set(rng.sample(sorted(shapes), 2))
+        t, need, depth = rng.randrange(3), rng.randint(1, 20), rng.randint(1, 3)
+        args = (vc, tables, t, need, depth, rng.choice([2, 4, 6]), skip, rng.choice([0.0, 0.02, 0.2]))
+        fewest = rng.random() < 0.3
+        assert best_release(*args, fewest_moves=fewest) == best_release(*args, fewest_moves=fewest, bounded=False)

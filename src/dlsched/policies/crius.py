@@ -223,7 +223,7 @@ class Crius(JobPolicy):
         indexes = self._indexes if self.fast else ()
         if self.fast:
             shapes, dirty = self._running_shapes(cluster, view.running())
-            vc = VirtualCluster([int(x) for x in view.free.type_free], dict(shapes), indexes)
+            vc = VirtualCluster(view.free.type_free.tolist(), shapes, indexes, borrowed=True)
             for index in indexes:
                 index.sync_some(vc.shapes, dirty)
         else:

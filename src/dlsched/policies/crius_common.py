@@ -82,7 +82,8 @@ class RunningShapes:
         self.shape: dict[str, Shape] = {}
         self._objs: list[Allocation] = []  # the last call's allocations, in the engine's order (kept alive)
         self._ids: list[int] = []  # and their ids
-        self._by_id: dict[int, JobState] = {}  # id of each of those allocations -> its job
+        self._idset: set[int] = set()  # the same ids as a set
+        self._jid_of: dict[int, str] = {}  # id of each of those allocations -> its job's id
 
     def update(self, cluster: Cluster, running: list[JobState]) -> tuple[dict[str, JobState], set[str]]:
         """Bring the record to ``running``; returns (jobs new or changed, ids of jobs that left)."""
@@ -90,17 +91,24 @@ class RunningShapes:
         ids = list(map(id, objs))
         if ids == self._ids:  # the same allocation objects (the old ones are alive: ids not reused)
             return {}, set()
-        by_id = dict(zip(ids, running))
+        idset = set(ids)
         changed: dict[str, JobState] = {}
-        if len(by_id) != len(objs):  # two jobs holding one allocation object: every job is news
+        if len(idset) != len(ids):  # two jobs holding one allocation object: every job is news
             changed = {j.spec.job_id: j for j in running}
             gone = self.shape.keys() - changed.keys()
-            objs, ids, by_id = [], [], {}  # and again next call
+            objs, ids, idset, jid_of = [], [], set(), {}  # and again next call
+        elif not self._ids:  # first call, or after the case above: everything is news
+            changed = {j.spec.job_id: j for j in running}
+            gone = self.shape.keys() - changed.keys()
+            jid_of = {i: jid for i, jid in zip(ids, changed)}
         else:
-            for i in by_id.keys() - self._by_id.keys():
-                j = by_id[i]
+            # set differences touch every id once in C; only the few changes are handled in Python
+            jid_of = self._jid_of
+            for i in idset - self._idset:
+                j = running[ids.index(i)]
                 changed[j.spec.job_id] = j
-            gone = {self._by_id[i].spec.job_id for i in self._by_id.keys() - by_id.keys()} - changed.keys()
+                jid_of[i] = j.spec.job_id
+            gone = {jid_of.pop(i) for i in self._idset - idset} - changed.keys()
         for jid in gone:
             del self.alloc[jid]
             del self.shape[jid]
@@ -109,7 +117,7 @@ class RunningShapes:
             a = j.allocation
             self.alloc[jid] = a
             self.shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
-        self._objs, self._ids, self._by_id = objs, ids, by_id
+        self._objs, self._ids, self._idset, self._jid_of = objs, ids, idset, jid_of
         return changed, gone
 
 
