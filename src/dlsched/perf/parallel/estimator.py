@@ -111,7 +111,8 @@ class CellEstimator:
         def compute():
             if not self._feasible_shape(model, n_gpus, n_stages):
                 return None
-            e = estimate_cell(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params)
+            e = estimate_cell(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params,
+                              profile_time=False)  # a Cell keeps its time, plan and profilings only
             return None if e is None else self._make("estimate", model, batch, gpu_type, n_gpus,
                                                      e.iter_time, e.plan, e.profilings)
         return self._memo(key, compute)

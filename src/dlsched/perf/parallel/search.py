@@ -55,7 +55,9 @@ class CellEstimate:
     profilings: int  # physical profilings: DP-only and TP-only plans (1 if every stage has one GPU)
     assembled: int  # plans assembled and priced arithmetically: 2^Ns (fewer for 1-GPU stages)
     space: int  # plans in the Cell's full space
-    profile_gpu_s: float  # single-device profiling GPU time of the sampled plans (see _profiling_gpu_s)
+    # single-device profiling GPU time of the sampled plans (see _profiling_gpu_s); None when the
+    # caller did not ask for it (``profile_time=False``: the scheduler's Cell cache never reads it)
+    profile_gpu_s: float | None
 
     @property
     def cost(self) -> int:
@@ -184,7 +186,8 @@ def _signature(model: ModelInfo, op: int) -> tuple:
 
 
 def estimate_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_stages: int,
-                  split: StageSplit | None = None, params: CostParams = DEFAULT_PARAMS) -> CellEstimate | None:
+                  split: StageSplit | None = None, params: CostParams = DEFAULT_PARAMS,
+                  profile_time: bool = True) -> CellEstimate | None:
     """Crius's agile estimate: per stage DP-only or TP-only, best of the 2^Ns assemblies.
 
     Stages whose profiled plans both run out of memory make the Cell infeasible
@@ -201,7 +204,7 @@ def estimate_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_s
     degrees = [table[s][k][0] for s, k in enumerate(choice)]
     favours = tuple("tp" if tp > 1 else "dp" for dp, tp in degrees)
     two = max(split.gpus) > 1
-    gpu_s = _profiling_gpu_s(model, batch, hw, split, (0, -1) if two else (0,), params)
+    gpu_s = _profiling_gpu_s(model, batch, hw, split, (0, -1) if two else (0,), params) if profile_time else None
     return CellEstimate(
         iter_time=t,
         plan=split.with_degrees(degrees),
@@ -218,7 +221,7 @@ def tune_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_stage
               params: CostParams = DEFAULT_PARAMS) -> SearchResult | None:
     """Cell-guided tuning (section 5.2): each stage searched only in its favoured half."""
     split = split or stage_partition(model, n_gpus, n_stages)
-    estimate = estimate or estimate_cell(model, batch, hw, n_gpus, n_stages, split, params)
+    estimate = estimate or estimate_cell(model, batch, hw, n_gpus, n_stages, split, params, profile_time=False)
     if estimate is None:
         return None
     favours, gpn = estimate.favours, hw.gpus_per_node
