@@ -201,6 +201,14 @@ def apply_targets(view: ClusterView, targets: dict[str, Shape], jobs: dict[str, 
             d.preempt.append(jid)
     if not changed:
         return d
+    if not release and len(changed) == 1:
+        # one job onto GPUs nobody gives back: pick on the engine's map itself (placement only
+        # reads it), not on a copy of every GPU's state
+        jid, (t, n) = changed[0]
+        gpus = pick_gpus(view.free, n, t)
+        if gpus is not None:
+            d.allocate[jid] = Allocation.of(gpus)
+        return d
     scratch = view.free.copy()
     if release:
         scratch.release(release)
