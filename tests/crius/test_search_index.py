@@ -103,3 +103,41 @@ def test_running_shapes_reports_every_change():
     jobs["j3"].allocation = Allocation.of([9])
     changed, gone = rec.update(cluster, [jobs["j3"]])
     assert set(changed) == {"j3"} and gone == {"j2"}
+
+
+@pytest.mark.parametrize("policy", ["crius", "crius-ddl"])
+def test_idle_rounds_skipped_without_changing_the_schedule(policy):
+    """A round that changed nothing lets the simulator skip the rounds until the next event
+    (``rounds_idle``): same records as calling Crius at every round, in fewer calls.  The
+    deadline-aware variant depends on the clock and is never idle."""
+    from dlsched.policies.crius import Crius
+
+    cluster = Cluster.load("crius-sim")
+    jobs = philly_like(cluster, n_jobs=150, days=0.3, seed=7)
+    runs = []
+    for skip in (True, False):
+        p = make_policy(policy)
+        if not skip:
+            p.rounds_idle = lambda: False
+        res = Simulator(cluster, p, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0)).run()
+        runs.append(([r.row() for r in res.records], res.stats["schedule_calls"]))
+    assert runs[0][0] == runs[1][0]
+    if policy == "crius":
+        assert runs[0][1] < runs[1][1]  # rounds were skipped
+    else:
+        assert runs[0][1] == runs[1][1] and not Crius.deadline_aware
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounded_release_search_equals_full_enumeration(seed):
+    """``best_release`` skips combinations by bounds on what they free and gain; the answer is
+    the one enumerating them all, for every type, need, depth and skip set tried."""
+    rng = random.Random(100 + seed)
+    free, shapes, tables = random_state(rng, n_jobs=30)
+    for _ in range(60):
+        vc = VirtualCluster(list(free), dict(shapes))
+        skip = set(rng.sample(sorted(shapes), 2))
+        t, need, depth = rng.randrange(3), rng.randint(1, 20), rng.randint(1, 3)
+        args = (vc, tables, t, need, depth, rng.choice([2, 4, 6]), skip, rng.choice([0.0, 0.02, 0.2]))
+        fewest = rng.random() < 0.3
+        assert best_release(*args, fewest_moves=fewest) == best_release(*args, fewest_moves=fewest, bounded=False)

@@ -161,3 +161,24 @@ def test_adaptive_perf_model_prices_jobs_at_the_optimum():
     assert pm.iteration_time(job, spread) == pytest.approx(opt.iter_time / 0.81)
     big = job.with_(params="6.7B", num_gpus=1)
     assert pm.iteration_time(big, gpus[:1]) == float("inf")
+
+
+def test_fits_answers_as_the_full_search_over_the_zoo():
+    """``CellEstimator.fits`` (preflight's cheap question) agrees with ``optimum is not None`` on every
+    large zoo model, GPU type and count, at batches where some shapes fit and some do not."""
+    from dlsched.workload.models import model_names
+    from dlsched.workload.zoo_large import layer_traits
+
+    cluster = Cluster.load("crius-sim")
+    cheap, full = CellEstimator(cluster), CellEstimator(cluster)
+    large = [get_model(m) for m in model_names() if layer_traits(get_model(m)) is not None]
+    answers = set()
+    for m in large:
+        for batch in (16, 256, 1024):
+            for gpu in TYPES:
+                for n in (1, 2, 4, 8, 16):
+                    fits = cheap.fits(m, batch, gpu, n)
+                    assert fits == (full.optimum(m, batch, gpu, n) is not None), (m.name, batch, gpu, n)
+                    answers.add(fits)
+    assert answers == {True, False}  # both answers were exercised
+    assert not any(k[0] == "optimum" for k in cheap._cache)  # and no optimum was searched for them

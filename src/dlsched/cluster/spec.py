@@ -3,7 +3,9 @@
 A spec lists node groups (N nodes of one GPU type each, with an intra-node
 interconnect and a NIC) and the network above them.  Racks are formed inside
 each group, ``nodes_per_rack`` nodes at a time.  Link figures that are not
-given fall back to per-kind defaults (``INTRA_DEFAULTS``), cited there.
+given fall back to per-kind defaults (``INTRA_DEFAULTS`` in ``intra_defaults``), cited there.
+``Cluster.load`` reads the shipped specs without this schema (``plainspec``; a test keeps the
+two equal); a user's file is validated here.
 """
 
 from __future__ import annotations
@@ -15,25 +17,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlsched.cluster.gpus import gpu_type
-from dlsched.cluster.shipped import shipped_specs  # noqa: F401  (re-exported)
+from dlsched.cluster.intra_defaults import INTRA_DEFAULTS, intra_value  # noqa: F401  (re-exported)
+from dlsched.cluster.shipped import shipped_name, shipped_specs  # noqa: F401  (shipped_specs re-exported)
 from dlsched.errors import UnknownNameError
 from dlsched.yamlinput import load_yaml, read_yaml_file, validate
 
 IntraKind = Literal["nvswitch", "nvlink", "pcie"]
-
-# Default per-direction bandwidth (GB/s) and latency (us) of one GPU's intra-node link.
-# NVSwitch: A100 NVLink3 600 GB/s bidirectional = 300 GB/s per direction (A100 data sheet).
-# NVLink (no switch, V100 hybrid cube mesh): 300 GB/s aggregate but a ring uses ~2 links,
-#   so ~100 GB/s per direction is what a ring sees.
-# PCIe: Gen3 x16 = 15.75 GB/s theoretical, ~12 GB/s achieved; cross-socket traffic goes
-#   over QPI/UPI and through host memory, ~8 GB/s achieved for GPU peer copies.
-INTRA_DEFAULTS: dict[str, dict[str, float]] = {
-    "nvswitch": {"bandwidth_GBps": 300.0, "latency_us": 2.0},
-    "nvlink": {"bandwidth_GBps": 100.0, "latency_us": 2.0},
-    "pcie": {"bandwidth_GBps": 12.0, "latency_us": 5.0, "cross_socket_GBps": 8.0,
-             "cross_socket_latency_us": 8.0, "host_bridge_GBps": 10.0},
-}
-
 
 # Largest cluster a spec may describe: the simulator builds per-GPU state, so a typo such as
 # ``nodes: 100000000000`` would otherwise exhaust memory instead of failing.
@@ -55,11 +44,7 @@ class IntraSpec(_Strict):
     cross_socket_latency_us: float | None = Field(None, ge=0)
 
     def value(self, key: str) -> float:
-        own = getattr(self, key, None)
-        if own is not None:
-            return float(own)
-        defaults = INTRA_DEFAULTS[self.kind]
-        return float(defaults.get(key, defaults["bandwidth_GBps" if "GBps" in key else "latency_us"]))
+        return intra_value(self, key)
 
 
 class NodeGroupSpec(_Strict):
@@ -145,11 +130,11 @@ def parse_spec(text: str, source: str = "<string>") -> ClusterSpec:
 
 def load_spec(name_or_path: str | Path) -> ClusterSpec:
     """Load a spec from a file path, or by the name of a shipped spec."""
-    path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        return parse_spec(read_yaml_file(path), str(path))
-    name = str(name_or_path)
-    if name not in shipped_specs():
-        raise UnknownNameError("cluster spec", name, shipped_specs())
+    name = shipped_name(name_or_path)
+    if name is None:
+        path = Path(name_or_path)
+        if path.suffix in (".yaml", ".yml") or path.exists():
+            return parse_spec(read_yaml_file(path), str(path))
+        raise UnknownNameError("cluster spec", str(name_or_path), shipped_specs())
     text = (resources.files("dlsched.cluster") / "specs" / f"{name}.yaml").read_text()
     return parse_spec(text, f"{name}.yaml")

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dlsched.cluster.gpus import GPUType, gpu_type
-from dlsched.cluster.spec import ClusterSpec, load_spec
 from dlsched.errors import UnknownNameError
+
+if TYPE_CHECKING:  # the schema (pydantic) loads only for a spec that is not shipped
+    from dlsched.cluster.plainspec import PlainClusterSpec
+    from dlsched.cluster.spec import ClusterSpec
 
 
 class Tier(IntEnum):
@@ -58,9 +62,9 @@ class Node:
 
 
 class Cluster:
-    """Immutable topology built from a ``ClusterSpec``."""
+    """Immutable topology built from a ``ClusterSpec`` (or a shipped spec's ``PlainClusterSpec``)."""
 
-    def __init__(self, spec: ClusterSpec):
+    def __init__(self, spec: ClusterSpec | PlainClusterSpec):
         self.spec = spec
         self.name = spec.name
         self._derived: dict[str, object] = {}
@@ -132,6 +136,13 @@ class Cluster:
 
     @classmethod
     def load(cls, name_or_path) -> "Cluster":
+        from dlsched.cluster.shipped import load_shipped
+
+        shipped = load_shipped(name_or_path)
+        if shipped is not None:
+            return cls(shipped)
+        from dlsched.cluster.spec import load_spec
+
         return cls(load_spec(name_or_path))
 
     # ---------------------------------------------------------------- queries

@@ -115,6 +115,7 @@ class Crius(JobPolicy):
     def reset(self) -> None:
         self._tables: dict[str, ShapeTable] = {}  # per active job, built once
         self._est_time: dict[str, dict[Shape, float]] = {}  # estimated s/iteration per shape (DDL)
+        self._cells_of: dict[tuple, tuple] = {}  # a request's Cells (``_init_cells``), shared by its jobs
         self._new: list[str] = []  # arrivals since the last call
         self._opp: dict[str, float] = {}  # opportunistic job -> time it was launched
         self.overheads: list[float] = []  # seconds of policy work per arriving job
@@ -125,6 +126,7 @@ class Crius(JobPolicy):
         self._indexes = (GrowIndex(self._tables, self.grow_min_gain), ReleaseIndex(self._tables))
         self._running = RunningShapes()  # the engine's running jobs as of the last call
         self._virtual: set[str] = set()  # jobs the last call moved virtually
+        self._changed_nothing = False  # the last call's decision was empty (``rounds_idle``)
 
     def _running_shapes(self, cluster, running: list[JobState]) -> tuple[dict[str, Shape], set[str]]:
         """The running jobs' shapes (the policy's own record: copy it before changing it), and
@@ -175,6 +177,24 @@ class Crius(JobPolicy):
 
     def _init_cells(self, cluster, job: JobState) -> ShapeTable:
         """Section 6.1: Cells at N_G/2, N_G, 2N_G on every type; best estimated Cell per shape."""
+        spec = job.spec
+        # every job of one model, batch, GPU count and type request gets the same Cells (the
+        # estimator is pure), so they are looked up once per such request, not once per job
+        key = (cluster, spec.model, spec.params, spec.batch_size, spec.num_gpus,
+               None if self.heterogeneous else spec.gpu_type)
+        found = self._cells_of.get(key)
+        if found is None:
+            found = self._cells_of[key] = self._estimate_cells(cluster, job)
+        thr, times, n_cells = found
+        tab = ShapeTable.build(thr)
+        # Cells profiled for this job (section 8.2), charged at its first start by ``self.replan``
+        job.policy_data["_cells"] = n_cells
+        self._tables[job.job_id] = tab
+        self._est_time[job.job_id] = dict(times)
+        return tab
+
+    def _estimate_cells(self, cluster, job: JobState) -> tuple[dict[Shape, float], dict[Shape, float], int]:
+        """(throughput and iteration time per shape, Cells profiled) of a job's request."""
         est = shared_estimator(cluster)
         spec = job.spec
         model = get_model(spec.model, spec.params)
@@ -189,13 +209,8 @@ class Crius(JobPolicy):
                 if cell is not None:
                     thr[(t, n)] = cell.throughput
                     times[(t, n)] = cell.iter_time
-        tab = ShapeTable.build(thr)
-        # Cells profiled for this job (section 8.2), charged at its first start by ``self.replan``
-        job.policy_data["_cells"] = sum(len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n))
-                                        for t, n in thr)
-        self._tables[job.job_id] = tab
-        self._est_time[job.job_id] = times
-        return tab
+        n_cells = sum(len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n)) for t, n in thr)
+        return thr, times, n_cells
 
     def _table(self, cluster, job: JobState) -> ShapeTable:
         tab = self._tables.get(job.job_id)
@@ -222,7 +237,7 @@ class Crius(JobPolicy):
         indexes = self._indexes if self.fast else ()
         if self.fast:
             shapes, dirty = self._running_shapes(cluster, view.running())
-            vc = VirtualCluster([int(x) for x in view.free.type_free], dict(shapes), indexes)
+            vc = VirtualCluster(view.free.type_free.tolist(), shapes, indexes, borrowed=True)
             for index in indexes:
                 index.sync_some(vc.shapes, dirty)
         else:
@@ -317,7 +332,15 @@ class Crius(JobPolicy):
                 or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]
                 for j, a in decision.allocate.items()):
             self._epoch += 1  # GPUs were given back: pending jobs that failed may now fit
+        self._changed_nothing = not decision
         return decision
+
+    def rounds_idle(self) -> bool:
+        """A round that changed nothing repeats until something arrives or finishes: the next
+        call would see the same running shapes, free GPUs and queue, and the jobs that failed
+        stay failed until GPUs are released (``_epoch``).  Crius's choices do not depend on the
+        clock; the deadline-aware variant's do (remaining time), so it is never idle."""
+        return self._changed_nothing and not self.deadline_aware
 
     def _cell_based_sched(self, cluster, vc: VirtualCluster, job: JobState, touched: set[str],
                           allowed, crowded: bool = False) -> bool:

@@ -82,7 +82,8 @@ class RunningShapes:
         self.shape: dict[str, Shape] = {}
         self._objs: list[Allocation] = []  # the last call's allocations, in the engine's order (kept alive)
         self._ids: list[int] = []  # and their ids
-        self._by_id: dict[int, JobState] = {}  # id of each of those allocations -> its job
+        self._idset: set[int] = set()  # the same ids as a set
+        self._jid_of: dict[int, str] = {}  # id of each of those allocations -> its job's id
 
     def update(self, cluster: Cluster, running: list[JobState]) -> tuple[dict[str, JobState], set[str]]:
         """Bring the record to ``running``; returns (jobs new or changed, ids of jobs that left)."""
@@ -90,17 +91,24 @@ class RunningShapes:
         ids = list(map(id, objs))
         if ids == self._ids:  # the same allocation objects (the old ones are alive: ids not reused)
             return {}, set()
-        by_id = dict(zip(ids, running))
+        idset = set(ids)
         changed: dict[str, JobState] = {}
-        if len(by_id) != len(objs):  # two jobs holding one allocation object: every job is news
+        if len(idset) != len(ids):  # two jobs holding one allocation object: every job is news
             changed = {j.spec.job_id: j for j in running}
             gone = self.shape.keys() - changed.keys()
-            objs, ids, by_id = [], [], {}  # and again next call
+            objs, ids, idset, jid_of = [], [], set(), {}  # and again next call
+        elif not self._ids:  # first call, or after the case above: everything is news
+            changed = {j.spec.job_id: j for j in running}
+            gone = self.shape.keys() - changed.keys()
+            jid_of = {i: jid for i, jid in zip(ids, changed)}
         else:
-            for i in by_id.keys() - self._by_id.keys():
-                j = by_id[i]
+            # set differences touch every id once in C; only the few changes are handled in Python
+            jid_of = self._jid_of
+            for i in idset - self._idset:
+                j = running[ids.index(i)]
                 changed[j.spec.job_id] = j
-            gone = {self._by_id[i].spec.job_id for i in self._by_id.keys() - by_id.keys()} - changed.keys()
+                jid_of[i] = j.spec.job_id
+            gone = {jid_of.pop(i) for i in self._idset - idset} - changed.keys()
         for jid in gone:
             del self.alloc[jid]
             del self.shape[jid]
@@ -109,7 +117,7 @@ class RunningShapes:
             a = j.allocation
             self.alloc[jid] = a
             self.shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
-        self._objs, self._ids, self._by_id = objs, ids, by_id
+        self._objs, self._ids, self._idset, self._jid_of = objs, ids, idset, jid_of
         return changed, gone
 
 
@@ -193,6 +201,14 @@ def apply_targets(view: ClusterView, targets: dict[str, Shape], jobs: dict[str, 
             d.preempt.append(jid)
     if not changed:
         return d
+    if not release and len(changed) == 1:
+        # one job onto GPUs nobody gives back: pick on the engine's map itself (placement only
+        # reads it), not on a copy of every GPU's state
+        jid, (t, n) = changed[0]
+        gpus = pick_gpus(view.free, n, t)
+        if gpus is not None:
+            d.allocate[jid] = Allocation.of(gpus)
+        return d
     scratch = view.free.copy()
     if release:
         scratch.release(release)
@@ -224,7 +240,7 @@ def fit_requests(jobs, cluster: Cluster, estimator) -> tuple[list, list]:
         t = resolve_type(cluster, spec.gpu_type)
         names = [cluster.gpu_types[t].name] if t is not None else [g.name for g in cluster.gpu_types]
         model = get_model(spec.model, spec.params)
-        return any(estimator.optimum(model, spec.batch_size, nm, n) for nm in names)
+        return any(estimator.fits(model, spec.batch_size, nm, n) for nm in names)
 
     fit = grow_to_fit(jobs, runs, grow=True, cap=MAX_GPUS_PER_JOB)
     return fit.jobs, [b.job for b in fit.bad]

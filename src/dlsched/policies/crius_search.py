@@ -37,9 +37,12 @@ class Move:
 class VirtualCluster:
     """Free counts per type and running jobs' shapes, changed only inside one policy call."""
 
-    def __init__(self, free: list[int], shapes: dict[str, Shape], indexes=()):
+    def __init__(self, free: list[int], shapes: dict[str, Shape], indexes=(), *, borrowed: bool = False):
         self.free = free
         self.shapes = shapes  # running (virtually) job -> shape
+        # ``borrowed``: ``shapes`` is the caller's record, copied at the first virtual move (most
+        # calls move nothing, and the copy is of every running job)
+        self._borrowed = borrowed
         # persistent indexes (GrowIndex, ReleaseIndex) kept in step with every virtual move
         self.indexes = tuple(indexes)
         self.release_index = next((i for i in self.indexes if isinstance(i, ReleaseIndex)), None)
@@ -62,7 +65,13 @@ class VirtualCluster:
                 self._by_type[t].add(jid)
         return self._by_type
 
+    def _own_shapes(self) -> None:
+        if self._borrowed:
+            self.shapes = dict(self.shapes)
+            self._borrowed = False
+
     def place(self, jid: str, shape: Shape) -> None:
+        self._own_shapes()
         old = self.shapes.get(jid)
         by_type = self._by_type
         if old is not None:
@@ -82,6 +91,7 @@ class VirtualCluster:
             index.update(jid, shape)
 
     def remove(self, jid: str) -> None:
+        self._own_shapes()
         old = self.shapes.pop(jid, None)
         if old is not None:
             self.free[old[0]] += old[1]
@@ -144,10 +154,12 @@ def ranked_moves(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int) -> l
 
 
 def best_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need: int, depth: int,
-                 beam: int, skip: set[str], move_penalty: float, allowed=None, fewest_moves: bool = False):
+                 beam: int, skip: set[str], move_penalty: float, allowed=None, fewest_moves: bool = False,
+                 bounded: bool = True):
     """Cheapest set of at most ``depth`` moves freeing ``need`` GPUs of type ``t``.
 
     ``fewest_moves``: stop at the smallest number of moves that frees enough.
+    ``bounded=False`` enumerates every combination (the reference the bounds are tested against).
 
     Returns (value, moves) with value = summed throughput change minus a
     per-move penalty (re-planning is not free), or None if no set frees enough.
@@ -189,9 +201,27 @@ def best_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need
     # each move with what it frees on t, its throughput change, and the type it takes (-1: t itself)
     info = [[(m, _freed(m, t), m.delta, -1 if m.new[0] == t else m.new[0], m.new[1]) for m in ms]
             for ms in cands]
+    # per job, its largest release and its best throughput change: bounds on a combination
+    top_freed = [max(x[1] for x in row) for row in info]
+    top_delta = [max(x[2] for x in row) for row in info]
     best = None
     for k in range(1, min(depth, len(cands)) + 1):
+        penalty = move_penalty * k
         for combo in combinations(range(len(cands)), k):
+            # skip a combination none of whose choices could be taken below: its largest releases
+            # free too little, or its best changes cannot beat the best set so far (a float sum
+            # is monotone in each term, so the bound summed in the same order is never below)
+            freed = 0
+            for c in combo:
+                freed += top_freed[c]
+            if freed < need and bounded:
+                continue
+            if best is not None and bounded:
+                bound = 0
+                for c in combo:
+                    bound += top_delta[c]
+                if bound - penalty <= best[0] + 1e-12:
+                    continue
             # one move from each chosen job, in the order of the nested loops it replaces
             for choice in product(*[info[c] for c in combo]):
                 freed = 0

@@ -5,6 +5,7 @@
     est.cells(model, batch, "A100-40G", 8)                     # every feasible estimated Cell
     est.best_cell(model, batch, "A100-40G", 8)                 # best estimated Cell over stage counts
     est.optimum(model, batch, "A100-40G", 8)                   # full-space optimum ("adaptive")
+    est.fits(model, batch, "A100-40G", 8)                      # optimum is not None, found cheaply
     est.dp_only(model, batch, "A100-40G", 8)                   # pure data parallelism (baselines)
     est.tuned(model, batch, "A100-40G", 8, 2)                  # Cell-guided tuned plan
 
@@ -28,6 +29,7 @@ from dlsched.perf.parallel.search import (
     cell_optimum,
     estimate_cell,
     optimal_plan,
+    plan_fits,
     tune_cell,
 )
 from dlsched.workload.models import ModelInfo
@@ -109,7 +111,8 @@ class CellEstimator:
         def compute():
             if not self._feasible_shape(model, n_gpus, n_stages):
                 return None
-            e = estimate_cell(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params)
+            e = estimate_cell(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params,
+                              profile_time=False)  # a Cell keeps its time, plan and profilings only
             return None if e is None else self._make("estimate", model, batch, gpu_type, n_gpus,
                                                      e.iter_time, e.plan, e.profilings)
         return self._memo(key, compute)
@@ -159,6 +162,15 @@ class CellEstimator:
             return None if found is None else self._make("optimum", model, batch, gpu_type, n_gpus,
                                                          found[0], found[1], 0)
         return self._memo(key, compute)
+
+    def fits(self, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int) -> bool:
+        """Whether ``optimum`` is not None, without searching for the optimum (unless it is cached)."""
+        hit = self._cache.get(self._key("optimum", model, batch, gpu_type, n_gpus, 0), self)
+        if hit is not self:
+            return hit is not None
+        key = self._key("fits", model, batch, gpu_type, n_gpus, 0)
+        return self._memo(key, lambda: n_gpus >= 1 and plan_fits(model, batch, self.hardware(gpu_type),
+                                                                 n_gpus, self.params))
 
     adaptive = optimum  # the name the scheduler/simulator side uses for the ground truth
 

@@ -19,6 +19,8 @@ target; the full-space search tries both.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from dlsched.perf.parallel.plan import StageSplit
@@ -45,6 +47,7 @@ def stage_counts(n_gpus: int, n_layers: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)  # the search asks again for every batch and GPU type; a profile hashes by identity
 def _split(prof: ModelProfile, n_gpus: int, n_stages: int, tolerance: float, by_comm: bool) -> StageSplit:
     L = prof.n_layers
     if n_stages > L:

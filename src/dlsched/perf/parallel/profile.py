@@ -114,6 +114,19 @@ def _build(model: ModelInfo) -> ModelProfile:
     )
 
 
+# id(model) -> (model, profile): hashing a ModelInfo walks every layer, and the plan search asks
+# for the same model's profile thousands of times; the model is kept so its id cannot be reused
+_BY_ID: dict[int, tuple[ModelInfo, ModelProfile]] = {}
+_BY_ID_MAX = 1024
+
+
 def profile(model: ModelInfo) -> ModelProfile:
     """The (cached) prefix-sum profile of a model."""
-    return _build(model)
+    hit = _BY_ID.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    prof = _build(model)
+    if len(_BY_ID) >= _BY_ID_MAX:
+        _BY_ID.clear()
+    _BY_ID[id(model)] = (model, prof)
+    return prof

@@ -55,7 +55,9 @@ class CellEstimate:
     profilings: int  # physical profilings: DP-only and TP-only plans (1 if every stage has one GPU)
     assembled: int  # plans assembled and priced arithmetically: 2^Ns (fewer for 1-GPU stages)
     space: int  # plans in the Cell's full space
-    profile_gpu_s: float  # single-device profiling GPU time of the sampled plans (see _profiling_gpu_s)
+    # single-device profiling GPU time of the sampled plans (see _profiling_gpu_s); None when the
+    # caller did not ask for it (``profile_time=False``: the scheduler's Cell cache never reads it)
+    profile_gpu_s: float | None
 
     @property
     def cost(self) -> int:
@@ -84,6 +86,16 @@ def _stage_table(model: ModelInfo, batch: float, hw: Hardware, split: StageSplit
     return table
 
 
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` of a 1-D array without NaNs, as it computes it (sort, keep each run's first),
+    without its per-call overhead and its first call's import of numpy.ma (start-up)."""
+    s = np.sort(values)
+    keep = np.empty(s.shape, dtype=bool)
+    keep[:1] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
 def _select(table, n_micro: int) -> tuple[float, list[int]]:
     """Exact best choice per stage for the pipeline formula (threshold method, see module doc)."""
     S = len(table)
@@ -96,8 +108,8 @@ def _select(table, n_micro: int) -> tuple[float, list[int]]:
             T[s, k], C[s, k], A[s, k] = c.micro, c.steady, c.sync
     if K == 1:
         return float(T[:, 0].sum() + (n_micro - 1) * C[:, 0].max() + A[:, 0].max()), [0] * S
-    tc = np.unique(C[np.isfinite(C)])
-    ta = np.unique(A[np.isfinite(A)])
+    tc = _sorted_distinct(C[np.isfinite(C)])
+    ta = _sorted_distinct(A[np.isfinite(A)])
     ok = (C[None, None] <= tc[:, None, None, None]) & (A[None, None] <= ta[None, :, None, None])
     Tm = np.where(ok, T[None, None], np.inf)  # (nc, na, S, K)
     best_k = Tm.argmin(axis=-1)
@@ -174,7 +186,8 @@ def _signature(model: ModelInfo, op: int) -> tuple:
 
 
 def estimate_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_stages: int,
-                  split: StageSplit | None = None, params: CostParams = DEFAULT_PARAMS) -> CellEstimate | None:
+                  split: StageSplit | None = None, params: CostParams = DEFAULT_PARAMS,
+                  profile_time: bool = True) -> CellEstimate | None:
     """Crius's agile estimate: per stage DP-only or TP-only, best of the 2^Ns assemblies.
 
     Stages whose profiled plans both run out of memory make the Cell infeasible
@@ -191,7 +204,7 @@ def estimate_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_s
     degrees = [table[s][k][0] for s, k in enumerate(choice)]
     favours = tuple("tp" if tp > 1 else "dp" for dp, tp in degrees)
     two = max(split.gpus) > 1
-    gpu_s = _profiling_gpu_s(model, batch, hw, split, (0, -1) if two else (0,), params)
+    gpu_s = _profiling_gpu_s(model, batch, hw, split, (0, -1) if two else (0,), params) if profile_time else None
     return CellEstimate(
         iter_time=t,
         plan=split.with_degrees(degrees),
@@ -208,7 +221,7 @@ def tune_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_stage
               params: CostParams = DEFAULT_PARAMS) -> SearchResult | None:
     """Cell-guided tuning (section 5.2): each stage searched only in its favoured half."""
     split = split or stage_partition(model, n_gpus, n_stages)
-    estimate = estimate or estimate_cell(model, batch, hw, n_gpus, n_stages, split, params)
+    estimate = estimate or estimate_cell(model, batch, hw, n_gpus, n_stages, split, params, profile_time=False)
     if estimate is None:
         return None
     favours, gpn = estimate.favours, hw.gpus_per_node
@@ -217,6 +230,44 @@ def tune_cell(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int, n_stage
     if found is None:  # cannot happen: the estimate's plan lies in the pruned space
         return None
     return SearchResult(found[0], found[1], space_size(split, gpn, favours), space_size(split, gpn))
+
+
+def _split_fits(model: ModelInfo, batch: float, hw: Hardware, split: StageSplit, params: CostParams) -> bool:
+    """Whether ``search_split`` over every (dp, tp) finds a plan: each stage has a choice that fits
+    in memory at a finite cost (then the thresholds at the largest such costs admit one per stage)."""
+    prof = profile(model)
+    n_micro = 4 * split.n_stages
+    cap = hw.gpu.memory_bytes
+    gpn = hw.gpus_per_node
+    offset = 0
+    for i, ((a, b), g) in enumerate(zip(split.ranges(), split.gpus)):
+        # widest tensor degree first: it holds the least per GPU, so a fitting stage stops early
+        for dp, tp in reversed(degree_options(g, gpn, offset)):
+            c = stage_cost(prof, hw, a, b, dp, tp, offset, batch, n_micro,
+                           params.in_flight(i, split.n_stages), params)
+            if (c is not None and c.memory <= cap and math.isfinite(c.micro) and math.isfinite(c.recv)
+                    and math.isfinite(c.sync)):
+                break
+        else:
+            return False
+        offset += g
+    return True
+
+
+def plan_fits(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,
+              params: CostParams = DEFAULT_PARAMS) -> bool:
+    """Whether ``optimal_plan`` finds any plan, at a fraction of its cost.
+
+    The same stage counts and splits, but a split stops at the first stage with no usable
+    choice and each stage at its first usable one, and nothing is priced through the
+    pipeline formula.  Preflight (``fit_requests``) only asks this question, mostly for
+    GPU types and counts a job never runs on.
+    """
+    for ns in stage_counts(n_gpus, profile(model).n_layers):
+        for split in {stage_partition(model, n_gpus, ns), balanced_partition(model, n_gpus, ns)}:
+            if _split_fits(model, batch, hw, split, params):
+                return True
+    return False
 
 
 def optimal_plan(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,

@@ -90,17 +90,23 @@ class Row:
         return v is not None and str(v).strip() != ""
 
     def str(self, name: str, default: str | None = None) -> str:
-        if not self.has(name):
-            if default is not None:
-                return default
-            raise self.error("missing value", name)
-        value = self.data[name]
-        if isinstance(value, (dict, list, bool)):  # JSON: a number or string was expected
-            raise self.error(f"expected a number or string, got {json.dumps(value)[:40]}", name)
-        return str(value).strip()
+        value = self.data.get(name)
+        if type(value) is str:  # every CSV field: one strip, no further checks
+            text = value.strip()
+            if text:
+                return text
+        elif value is not None:
+            if isinstance(value, (dict, list, bool)):  # JSON: a number or string was expected
+                raise self.error(f"expected a number or string, got {json.dumps(value)[:40]}", name)
+            text = str(value).strip()
+            if text:
+                return text
+        if default is not None:
+            return default
+        raise self.error("missing value", name)
 
     def float(self, name: str, *, minimum: float | None = 0.0, default: float | None = None) -> float:
-        if not self.has(name) and default is not None:
+        if default is not None and not self.has(name):
             return default
         raw = self.str(name)
         try:
@@ -131,7 +137,7 @@ class Row:
         return end - start
 
     def int(self, name: str, *, minimum: int | None = 0, default: int | None = None) -> int:
-        if not self.has(name) and default is not None:
+        if default is not None and not self.has(name):
             return default
         value = self.float(name, minimum=minimum)
         if value != int(value):
