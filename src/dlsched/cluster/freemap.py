@@ -161,16 +161,24 @@ class FreeMap:
         else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
             gpu_node, node_rack, node_type, _ = self._lists
             node_free, rack_type_free, type_free = self._nf, self._rtf, self._tf
-            for g in gpus:
-                node = gpu_node[g]
+            # one update per run of GPUs on the same node (a job's GPUs are mostly one node's)
+            i, m = 0, len(gpus)
+            while i < m:
+                node = gpu_node[gpus[i]]
+                j = i + 1
+                while j < m and gpu_node[gpus[j]] == node:
+                    j += 1
+                delta = sign * (j - i)
+                i = j
                 t = node_type[node]
                 k = node_free[node]
-                node_free[node] = k + sign
-                rack_type_free[node_rack[node], t] += sign
-                type_free[t] += sign
+                node_free[node] = k + delta
+                rack_type_free[node_rack[node], t] += delta
+                type_free[t] += delta
                 if by_free is not None:
-                    by_free[t][k].discard(node)
-                    by_free[t][k + sign].add(node)
+                    per_count = by_free[t]
+                    per_count[k].discard(node)
+                    per_count[k + delta].add(node)
         self.total_free += sign * len(gpus)
         self.version += 1
 
@@ -181,7 +189,7 @@ class FreeMap:
         are free or hold only jobs of its own mode.
         """
         code = MODE_CODES[mode] if mode is not None else (PACKED if shared else EXCLUSIVE)
-        gl = [int(g) for g in gpus]
+        gl = list(map(int, gpus))
         if len(set(gl)) != len(gl):
             raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
         occupancy, modes = self._occ, self._modes
@@ -209,7 +217,7 @@ class FreeMap:
             self._count(newly, -1)
 
     def release(self, gpus) -> None:
-        gl = [int(g) for g in gpus]
+        gl = list(map(int, gpus))
         occupancy = self._occ
         idle = [g for g in gl if occupancy[g] <= 0]
         if idle:

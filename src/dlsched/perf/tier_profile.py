@@ -169,6 +169,10 @@ class TierProfiledPerfModel(PerfModel):
         self._exact: dict = {}
         self._overheads: dict = {}
 
+    @property
+    def spec_keyed(self) -> bool:
+        return self.base.spec_keyed
+
     def overhead(self, job: JobSpec) -> TierOverhead | None:
         key = (job.model, job.params)
         if key not in self._overheads:
