@@ -39,6 +39,11 @@ def nodes_of_type(cluster: Cluster) -> list[np.ndarray]:
         np.flatnonzero(cluster.node_type == t) for t in range(len(cluster.gpu_types))])
 
 
+def _type_node_lists(cluster: Cluster) -> list[list[int]]:
+    """``nodes_of_type`` as Python lists, for walks in plain Python."""
+    return cluster.derived("freemap.type_node_lists", lambda: [a.tolist() for a in nodes_of_type(cluster)])
+
+
 NO_FIT = np.iinfo(np.int32).max  # a free count no node reaches: "does not fit"
 
 # per-GPU mode codes (``FreeMap.mode``)
@@ -112,16 +117,25 @@ class FreeMap:
     def best_fit_node(self, type_id: int, n: int) -> int | None:
         """The node of ``type_id`` with the fewest free GPUs that are still at least ``n``
         (ties: the lowest node id), or None."""
-        if self._by_free is not None:
-            for nodes in self._by_free[type_id][n:]:
-                if nodes:
-                    return min(nodes)
+        by_free = self._by_free
+        if by_free is not None:
+            per_count = by_free[type_id]
+            for k in range(n, len(per_count)):
+                if per_count[k]:
+                    return min(per_count[k])
             return None
-        nodes = nodes_of_type(self.cluster)[type_id]
-        free = self.node_free[nodes]
-        fitting = np.where(free >= n, free, NO_FIT)
-        i = int(fitting.argmin())  # the first minimum: the lowest node id
-        return None if fitting[i] == NO_FIT else int(nodes[i])
+        # a scratch map: a walk in node order that stops at the first node with exactly n free
+        # (nothing fits tighter, and it is the lowest such id) costs less than numpy's whole-array
+        # passes on a few hundred nodes
+        node_free = self._nf
+        best, best_k = None, NO_FIT
+        for node in _type_node_lists(self.cluster)[type_id]:
+            k = node_free[node]
+            if n <= k < best_k:
+                best, best_k = node, k
+                if k == n:
+                    break
+        return best
 
     def free_ids_of_node(self, node: int, n: int) -> list[int]:
         """The first ``n`` free GPU ids of ``node``, ascending, as a list.
@@ -130,7 +144,7 @@ class FreeMap:
         where numpy's per-call cost (flatnonzero) is most of the work.
         """
         first, count = self._lists[3][node]
-        occ = self.occupancy[first:first + count].tolist()
+        occ = self._occ[first:first + count].tolist()
         return [first + i for i, o in enumerate(occ) if not o][:n]
 
     def free_gpus_of_node(self, node: int) -> np.ndarray:

@@ -12,14 +12,14 @@ from dlsched.cluster.freemap import NO_FIT, FreeMap, nodes_of_type
 from dlsched.cluster.topology import Cluster, Tier
 
 
-def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]:
+def _racks_of_type(cluster: Cluster) -> list[tuple[list[int], list[list[int]]]]:
     """Per GPU type: the racks holding its nodes (ascending), and each such rack's nodes of the type."""
     def build():
         out = []
         for nodes in nodes_of_type(cluster):
             racks = cluster.node_rack[nodes]
             ids = sorted(set(racks.tolist()))  # not np.unique: its first call imports numpy.ma (~10 ms)
-            out.append((np.array(ids, dtype=np.int64), [nodes[racks == r].tolist() for r in ids]))
+            out.append((ids, [nodes[racks == r].tolist() for r in ids]))
         return out
     return cluster.derived("placement.racks_of_type", build)
 
@@ -46,10 +46,15 @@ def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
     """The fullest rack that fits (ties: lowest rack id), its nodes by free GPUs, most first
     (ties: node id), so the job spans as few nodes as possible."""
     racks_t, rack_nodes = _racks_of_type(freemap.cluster)[t]
-    rack_free = freemap.rack_type_free[racks_t, t]
-    fitting = np.where(rack_free >= n, rack_free, NO_FIT)
-    i = int(fitting.argmin())
-    if fitting[i] == NO_FIT:
+    rack_type_free = freemap._rtf
+    i, best_k = -1, NO_FIT
+    for j, r in enumerate(racks_t):  # a few dozen racks: plain Python beats numpy's fixed costs
+        k = rack_type_free[r, t]
+        if n <= k < best_k:
+            i, best_k = j, k
+            if k == n:
+                break  # nothing fits tighter, and later racks only tie
+    if i < 0:
         return None
     node_free = freemap._nf
     return _take(freemap, sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
