@@ -85,10 +85,11 @@ class ExecutionCore:
     # ------------------------------------------------------------------ arrivals, ends
 
     def submit(self, job: JobState, now: float) -> None:
-        self.jobs[job.job_id] = job
-        self.queue[job.job_id] = job
+        jid = job.spec.job_id
+        self.jobs[jid] = job
+        self.queue[jid] = job
         if self.events is not None:
-            self.events.append(CoreEvent(now, job.job_id, "submit", (), 0.0, ""))
+            self.events.append(CoreEvent(now, jid, "submit", (), 0.0, ""))
         self.policy.on_submit(job, now)
 
     def adopt(self, job: JobState) -> None:

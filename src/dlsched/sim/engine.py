@@ -38,6 +38,7 @@ from dlsched.workload.job import JobSpec
 # heap event kinds, in the order they are handled at one timestamp
 _COMPLETE, _READY, _ROUND, _WAKEUP = 0, 1, 2, 3
 _REPREDICT = frozenset(PLACEMENTS + MODE_FLIPS + ("rate",))
+_RUNNING = JobStatus.RUNNING
 GC_GEN0_THRESHOLD = 100_000  # allocations between two young-generation collections during a run
 
 
@@ -335,7 +336,7 @@ class Simulator:
         for a in actions:
             job = jobs.get(a.job_id)
             if a.kind in _REPREDICT:
-                if job is not None and job.status == JobStatus.RUNNING:
+                if job is not None and job.status == _RUNNING:
                     self._predict(job)
             else:  # suspend, drop: the job left its GPUs
                 if job is None:
@@ -346,14 +347,16 @@ class Simulator:
                     self._forget(job)
 
     def _predict(self, job: JobState) -> None:
-        now = self.now
-        ver = self._version[job.job_id] + 1
-        self._version[job.job_id] = ver
-        start = max(now, job.ready_at)
-        self._push(start + job.remaining / job.rate, _COMPLETE, job.job_id, ver)
-        if job.ready_at > now:
-            self._drop_contrib(job.job_id)
-            self._push(job.ready_at, _READY, job.job_id, ver)
+        now, version = self.now, self._version
+        jid = job.spec.job_id
+        ver = version[jid] + 1
+        version[jid] = ver
+        ready = job.ready_at
+        start = ready if ready > now else now
+        self._push(start + (job.total_iterations - job.done_iterations) / job.rate, _COMPLETE, jid, ver)
+        if ready > now:
+            self._drop_contrib(jid)
+            self._push(ready, _READY, jid, ver)
         else:
             self._set_contrib(job)
 
@@ -371,9 +374,10 @@ class Simulator:
     # ------------------------------------------------------------------ series
 
     def _set_contrib(self, job: JobState) -> None:
+        jid = job.spec.job_id
         c = job.rate * job.spec.batch_size
-        self._thr += c - self._contrib.get(job.job_id, 0.0)
-        self._contrib[job.job_id] = c
+        self._thr += c - self._contrib.get(jid, 0.0)
+        self._contrib[jid] = c
 
     def _drop_contrib(self, jid: str) -> None:
         self._thr -= self._contrib.pop(jid, 0.0)
