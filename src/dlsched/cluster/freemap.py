@@ -203,7 +203,7 @@ class FreeMap:
         are free or hold only jobs of its own mode.
         """
         code = MODE_CODES[mode] if mode is not None else (PACKED if shared else EXCLUSIVE)
-        gl = list(map(int, gpus))
+        gl = gpus if type(gpus) is tuple else tuple(map(int, gpus))  # an Allocation's ids are ints already
         if len(set(gl)) != len(gl):
             raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
         occupancy, modes = self._occ, self._modes
@@ -231,7 +231,7 @@ class FreeMap:
             self._count(newly, -1)
 
     def release(self, gpus) -> None:
-        gl = list(map(int, gpus))
+        gl = gpus if type(gpus) is tuple else tuple(map(int, gpus))
         occupancy = self._occ
         idle = [g for g in gl if occupancy[g] <= 0]
         if idle:
