@@ -137,6 +137,14 @@ class FreeMap:
                     break
         return best
 
+    def nodes_with_free(self, type_ids) -> list[int] | None:
+        """The nodes of these GPU types with a free GPU, in no set order, from the best-fit index
+        (on a busy cluster a handful, where a scan sees every node); None on a scratch copy."""
+        by_free = self._by_free
+        if by_free is None:
+            return None
+        return [node for t in type_ids for nodes in by_free[t][1:] for node in nodes]
+
     def free_ids_of_node(self, node: int, n: int) -> list[int]:
         """The first ``n`` free GPU ids of ``node``, ascending, as a list.
 

@@ -165,13 +165,10 @@ class TierProfiledPerfModel(PerfModel):
     def __init__(self, base: PerfModel, profile: str | Path | TierProfile):
         super().__init__(base.cluster)
         self.base = base
+        self.spec_keyed = base.spec_keyed  # it adds only a per-model table
         self.profile = TierProfile.resolve(profile)
         self._exact: dict = {}
         self._overheads: dict = {}
-
-    @property
-    def spec_keyed(self) -> bool:
-        return self.base.spec_keyed
 
     def overhead(self, job: JobSpec) -> TierOverhead | None:
         key = (job.model, job.params)

@@ -156,7 +156,7 @@ class Simulator:
         self._wall0 = _time.perf_counter()
         self._handlers = (self._on_complete, self._on_ready, self._on_round, self._on_wakeup)
         self._periodic = self.rounds.period is not None
-        self._record_series = cfg.record_series
+        self._record_series, self._max_time, self._debug = cfg.record_series, cfg.max_time, cfg.debug
         self._num_gpus = self.cluster.num_gpus
 
     def step(self) -> bool:
@@ -178,7 +178,7 @@ class Simulator:
             t = heap[0][0]
         if t == math.inf:
             return False
-        max_time = self.config.max_time
+        max_time = self._max_time
         if max_time is not None and t > max_time:
             self.now = max_time
             return False
@@ -211,7 +211,7 @@ class Simulator:
                             thr if thr > 0.0 else 0.0)
         if self._drain_links is not None:
             self.links.extend((t, name, u) for name, u in self._drain_links())
-        if self.config.debug:
+        if self._debug:
             core.check(t)
         # queued jobs that nothing can unblock: the run is over
         return bool(heap or cursor < n or not core.queue or core.running)
@@ -317,7 +317,7 @@ class Simulator:
     def _call_policy(self) -> None:
         core, now = self.core, self.now
         core.view.now = now
-        before = core.snapshot() if self.config.debug else None
+        before = core.snapshot() if self._debug else None
         s0 = _time.perf_counter()
         decision = self.policy.schedule(core.view, now)
         self.sched_time += _time.perf_counter() - s0

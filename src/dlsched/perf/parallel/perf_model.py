@@ -41,7 +41,7 @@ class AdaptivePerfModel(PerfModel):
         self.fallback = fallback or SimplePerfModel(cluster)
         self._large: dict = {}  # (model, variant) -> its ModelInfo if a large model, else None
         self._exact: dict = {}  # (model, variant, batch, GPU ids) -> IterCost, the fallback's too when pure
-        self._fallback_pure = self.fallback.spec_keyed  # its prices may share the memo above
+        self.spec_keyed = self.fallback.spec_keyed  # then its prices share the memo above
 
     def spread_factor(self, gpus: np.ndarray) -> float:
         """Throughput kept when the GPUs span more nodes than a consolidated placement."""
@@ -58,10 +58,6 @@ class AdaptivePerfModel(PerfModel):
         cell = self.estimator.optimum(model, batch, gpu, n)
         return None if cell is None else cell.iter_time
 
-    @property
-    def spec_keyed(self) -> bool:
-        return self.fallback.spec_keyed
-
     def price(self, job: JobSpec, gpus, plan=None) -> IterCost:
         # one memo lookup for the engine's every placement, whichever model prices the job
         gl = gpus if type(gpus) is tuple else tuple(gpus.tolist() if hasattr(gpus, "tolist") else gpus)
@@ -77,7 +73,7 @@ class AdaptivePerfModel(PerfModel):
             model = self._large[key] = found if layer_traits(found) is not None else None
         if model is None:
             hit = self.fallback.price(job, gpus, plan)
-            if not self._fallback_pure:
+            if not self.spec_keyed:
                 return hit
         else:  # the estimator's optimum is itself memoised, so a price never changes
             hit = self._price_large(model, job.batch_size, gl)
