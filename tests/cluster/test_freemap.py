@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dlsched.cluster import Cluster, FreeMap, Tier
-from dlsched.cluster.placement import ideal_gpus, pick_gpus
+from dlsched.cluster.placement import ideal_gpus, pick_gpu_ids, pick_gpus
 from dlsched.errors import InvariantError
 
 
@@ -139,6 +139,11 @@ def test_best_fit_index_agrees_with_a_scan_through_changes(name):
                     want = _brute_best_fit(fm, t, n)
                     assert fm.best_fit_node(t, n) == want
                     assert scratch.best_fit_node(t, n) == want
+            # whole placements too: the engine's map orders only the nodes its index says have a
+            # free GPU, a scratch copy sorts every node with numpy
+            for t in [None, *range(len(c.gpu_types))]:
+                for n in (1, 3, 8, 24, 64, 200):
+                    assert pick_gpu_ids(fm, n, t) == pick_gpu_ids(scratch, n, t)
 
 
 def test_free_map_survives_pickling(sim):

@@ -189,3 +189,28 @@ def test_fp32_a100_over_v100_is_about_measured_ratio():
     m = get_model("resnet50")
     r = compute_time(m, gpu_type("V100"), 256) / compute_time(m, gpu_type("A100-40G"), 256)
     assert 1.8 <= r <= 2.8, r
+
+
+def test_reference_times_are_memoised_only_where_prices_depend_on_the_spec_alone(dally):
+    # the simulator sizes every arriving job by its reference time: memoised per (model, variant,
+    # batch, GPU count, type) for models that declare spec_keyed, never for one keyed on more
+    from dlsched.perf.base import PerfModel
+
+    class ById(PerfModel):  # like a replayed table, looked up by job id
+        def price(self, job, gpus, plan=None):
+            t = 1.0 + len(job.job_id)
+            return IterCost(t, t, 0.0)
+
+    a = JobSpec("a", 0.0, "resnet50", 2, total_iterations=1, batch_size=64)
+    b = a.with_(job_id="bbbb")
+    by_id = ById(dally)
+    assert not by_id.spec_keyed and (by_id.reference_time(a), by_id.reference_time(b)) == (2.0, 5.0)
+    adaptive = default_perf_model(dally)
+    assert adaptive.spec_keyed and adaptive.fallback.spec_keyed
+    want = adaptive.fallback.price(a, adaptive.reference_gpus(a)).total
+    assert adaptive.reference_time(a) == adaptive.reference_time(b) == want
+    assert list(adaptive._reference) == [("resnet50", None, 64, 2, None)]
+    # a base keyed on more makes the adaptive model keyed on more
+    from dlsched.perf.adaptive import AdaptivePerfModel
+
+    assert not AdaptivePerfModel(dally, fallback=ById(dally)).spec_keyed

@@ -39,6 +39,11 @@ def nodes_of_type(cluster: Cluster) -> list[np.ndarray]:
         np.flatnonzero(cluster.node_type == t) for t in range(len(cluster.gpu_types))])
 
 
+def _type_node_lists(cluster: Cluster) -> list[list[int]]:
+    """``nodes_of_type`` as Python lists, for walks in plain Python."""
+    return cluster.derived("freemap.type_node_lists", lambda: [a.tolist() for a in nodes_of_type(cluster)])
+
+
 NO_FIT = np.iinfo(np.int32).max  # a free count no node reaches: "does not fit"
 
 # per-GPU mode codes (``FreeMap.mode``)
@@ -112,16 +117,33 @@ class FreeMap:
     def best_fit_node(self, type_id: int, n: int) -> int | None:
         """The node of ``type_id`` with the fewest free GPUs that are still at least ``n``
         (ties: the lowest node id), or None."""
-        if self._by_free is not None:
-            for nodes in self._by_free[type_id][n:]:
-                if nodes:
-                    return min(nodes)
+        by_free = self._by_free
+        if by_free is not None:
+            per_count = by_free[type_id]
+            for k in range(n, len(per_count)):
+                if per_count[k]:
+                    return min(per_count[k])
             return None
-        nodes = nodes_of_type(self.cluster)[type_id]
-        free = self.node_free[nodes]
-        fitting = np.where(free >= n, free, NO_FIT)
-        i = int(fitting.argmin())  # the first minimum: the lowest node id
-        return None if fitting[i] == NO_FIT else int(nodes[i])
+        # a scratch map: a walk in node order that stops at the first node with exactly n free
+        # (nothing fits tighter, and it is the lowest such id) costs less than numpy's whole-array
+        # passes on a few hundred nodes
+        node_free = self._nf
+        best, best_k = None, NO_FIT
+        for node in _type_node_lists(self.cluster)[type_id]:
+            k = node_free[node]
+            if n <= k < best_k:
+                best, best_k = node, k
+                if k == n:
+                    break
+        return best
+
+    def nodes_with_free(self, type_ids) -> list[int] | None:
+        """The nodes of these GPU types with a free GPU, in no set order, from the best-fit index
+        (on a busy cluster a handful, where a scan sees every node); None on a scratch copy."""
+        by_free = self._by_free
+        if by_free is None:
+            return None
+        return [node for t in type_ids for nodes in by_free[t][1:] for node in nodes]
 
     def free_ids_of_node(self, node: int, n: int) -> list[int]:
         """The first ``n`` free GPU ids of ``node``, ascending, as a list.
@@ -130,7 +152,7 @@ class FreeMap:
         where numpy's per-call cost (flatnonzero) is most of the work.
         """
         first, count = self._lists[3][node]
-        occ = self.occupancy[first:first + count].tolist()
+        occ = self._occ[first:first + count].tolist()
         return [first + i for i, o in enumerate(occ) if not o][:n]
 
     def free_gpus_of_node(self, node: int) -> np.ndarray:
@@ -161,16 +183,24 @@ class FreeMap:
         else:  # a few scalar updates beat numpy's per-call overhead by far for a typical job
             gpu_node, node_rack, node_type, _ = self._lists
             node_free, rack_type_free, type_free = self._nf, self._rtf, self._tf
-            for g in gpus:
-                node = gpu_node[g]
+            # one update per run of GPUs on the same node (a job's GPUs are mostly one node's)
+            i, m = 0, len(gpus)
+            while i < m:
+                node = gpu_node[gpus[i]]
+                j = i + 1
+                while j < m and gpu_node[gpus[j]] == node:
+                    j += 1
+                delta = sign * (j - i)
+                i = j
                 t = node_type[node]
                 k = node_free[node]
-                node_free[node] = k + sign
-                rack_type_free[node_rack[node], t] += sign
-                type_free[t] += sign
+                node_free[node] = k + delta
+                rack_type_free[node_rack[node], t] += delta
+                type_free[t] += delta
                 if by_free is not None:
-                    by_free[t][k].discard(node)
-                    by_free[t][k + sign].add(node)
+                    per_count = by_free[t]
+                    per_count[k].discard(node)
+                    per_count[k + delta].add(node)
         self.total_free += sign * len(gpus)
         self.version += 1
 
@@ -181,7 +211,7 @@ class FreeMap:
         are free or hold only jobs of its own mode.
         """
         code = MODE_CODES[mode] if mode is not None else (PACKED if shared else EXCLUSIVE)
-        gl = [int(g) for g in gpus]
+        gl = gpus if type(gpus) is tuple else tuple(map(int, gpus))  # an Allocation's ids are ints already
         if len(set(gl)) != len(gl):
             raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
         occupancy, modes = self._occ, self._modes
@@ -209,7 +239,7 @@ class FreeMap:
             self._count(newly, -1)
 
     def release(self, gpus) -> None:
-        gl = [int(g) for g in gpus]
+        gl = gpus if type(gpus) is tuple else tuple(map(int, gpus))
         occupancy = self._occ
         idle = [g for g in gl if occupancy[g] <= 0]
         if idle:

@@ -12,14 +12,14 @@ from dlsched.cluster.freemap import NO_FIT, FreeMap, nodes_of_type
 from dlsched.cluster.topology import Cluster, Tier
 
 
-def _racks_of_type(cluster: Cluster) -> list[tuple[np.ndarray, list[list[int]]]]:
+def _racks_of_type(cluster: Cluster) -> list[tuple[list[int], list[list[int]]]]:
     """Per GPU type: the racks holding its nodes (ascending), and each such rack's nodes of the type."""
     def build():
         out = []
         for nodes in nodes_of_type(cluster):
             racks = cluster.node_rack[nodes]
             ids = sorted(set(racks.tolist()))  # not np.unique: its first call imports numpy.ma (~10 ms)
-            out.append((np.array(ids, dtype=np.int64), [nodes[racks == r].tolist() for r in ids]))
+            out.append((ids, [nodes[racks == r].tolist() for r in ids]))
         return out
     return cluster.derived("placement.racks_of_type", build)
 
@@ -46,18 +46,36 @@ def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
     """The fullest rack that fits (ties: lowest rack id), its nodes by free GPUs, most first
     (ties: node id), so the job spans as few nodes as possible."""
     racks_t, rack_nodes = _racks_of_type(freemap.cluster)[t]
-    rack_free = freemap.rack_type_free[racks_t, t]
-    fitting = np.where(rack_free >= n, rack_free, NO_FIT)
-    i = int(fitting.argmin())
-    if fitting[i] == NO_FIT:
+    rack_type_free = freemap._rtf
+    i, best_k = -1, NO_FIT
+    for j, r in enumerate(racks_t):  # a few dozen racks: plain Python beats numpy's fixed costs
+        k = rack_type_free[r, t]
+        if n <= k < best_k:
+            i, best_k = j, k
+            if k == n:
+                break  # nothing fits tighter, and later racks only tie
+    if i < 0:
         return None
     node_free = freemap._nf
     return _take(freemap, sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
 
 
+def _fullest_first(freemap: FreeMap, nodes: list[int], rack_free) -> list[int]:
+    """``nodes`` by their rack's free GPUs (``rack_free(rack)``), most first, then by their own,
+    most first, then by id: the order numpy's lexsort gives over every node, but only over the
+    nodes that have a free GPU (the only ones a placement takes from)."""
+    node_rack, node_free = freemap._lists[1], freemap._nf
+    nodes.sort(key=lambda nd: (-rack_free(node_rack[nd]), -node_free[nd], nd))
+    return nodes
+
+
 def _across_racks(freemap: FreeMap, n: int, t: int) -> list[int]:
     """Fullest racks first, fullest nodes first inside each (the type has ``n`` free GPUs)."""
-    c = freemap.cluster
+    nodes = freemap.nodes_with_free((t,))
+    if nodes is not None:
+        rack_type_free = freemap._rtf
+        return _take(freemap, _fullest_first(freemap, nodes, lambda r: rack_type_free[r, t]), n)
+    c = freemap.cluster  # a scratch map keeps no index of nodes with free GPUs
     nodes = nodes_of_type(c)[t]
     racks = c.node_rack[nodes]
     order = np.lexsort((-freemap.node_free[nodes], -freemap.rack_type_free[racks, t]))
@@ -103,6 +121,15 @@ def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
         return _across_racks(freemap, n, types[0])
     if type_id is None and max_tier >= Tier.NETWORK and freemap.total_free >= n:
         c = freemap.cluster
+        nodes = freemap.nodes_with_free(range(len(c.gpu_types)))
+        if nodes is not None:
+            rack_type_free, ntypes, totals = freemap._rtf, len(c.gpu_types), {}
+
+            def rack_free(r: int) -> int:
+                if r not in totals:
+                    totals[r] = sum(rack_type_free[r, t] for t in range(ntypes))
+                return totals[r]
+            return _take(freemap, _fullest_first(freemap, nodes, rack_free), n)
         rack_free = freemap.rack_type_free.sum(axis=1)
         order = np.lexsort((-freemap.node_free, -rack_free[c.node_rack]))
         return _take(freemap, order, n)

@@ -34,6 +34,7 @@ from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, 
 from dlsched.report.records import JobRecord
 
 _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
+_RUNNING = JobStatus.RUNNING
 
 
 def gpu_share(alloc: Allocation, holders: dict[int, set[str]]) -> float:
@@ -94,10 +95,11 @@ class ExecutionCore:
     # ------------------------------------------------------------------ arrivals, ends
 
     def submit(self, job: JobState, now: float) -> None:
-        self.jobs[job.job_id] = job
-        self.queue[job.job_id] = job
+        jid = job.spec.job_id
+        self.jobs[jid] = job
+        self.queue[jid] = job
         if self.events is not None:
-            self.events.append(CoreEvent(now, job.job_id, "submit", (), 0.0, ""))
+            self.events.append(CoreEvent(now, jid, "submit", (), 0.0, ""))
         self.policy.on_submit(job, now)
 
     def adopt(self, job: JobState) -> None:
@@ -187,9 +189,10 @@ class ExecutionCore:
 
     def _record(self, job: JobState, status: str, reason: str, now: float) -> None:
         self.records.append(job_record(job, status, reason, now))
-        jid = job.job_id
+        jid = job.spec.job_id
         del self.jobs[jid]
-        self.queue.pop(jid, None)
+        if jid in self.queue:  # a finished job left the queue when it started
+            del self.queue[jid]
         self.comm_per_iter.pop(jid, None)
         if status != "unfinished":
             job.status = JobStatus.FINISHED if status == "finished" else JobStatus.DROPPED
@@ -202,16 +205,19 @@ class ExecutionCore:
         Live (not ``fluid``), ``now`` may lie a little before the last settle: a
         worker's finish time is reported after the poll that already counted it.
         """
-        if job.status == JobStatus.RUNNING:
-            dt = now - job.updated_at
+        if job.status == _RUNNING:
+            updated = job.updated_at
+            dt = now - updated
             if dt > 0 or (dt < 0 and not self.fluid):
                 job.run_time += dt
                 job.gpu_seconds += dt * (job.gpu_share or len(job.allocation.gpus))  # unpriced (adopted): whole GPUs
-                start = max(job.updated_at, job.ready_at)
-                if self.fluid and now > start and job.rate > 0:
-                    prog = min(job.rate * (now - start), job.total_iterations - job.done_iterations)
+                ready = job.ready_at
+                start = updated if updated > ready else ready
+                rate = job.rate
+                if self.fluid and now > start and rate > 0:
+                    prog = min(rate * (now - start), job.total_iterations - job.done_iterations)
                     job.done_iterations += prog
-                    job.comm_time += prog * self.comm_per_iter.get(job.job_id, 0.0)
+                    job.comm_time += prog * self.comm_per_iter.get(job.spec.job_id, 0.0)
         job.updated_at = now
 
     # ------------------------------------------------------------------ decisions
@@ -267,16 +273,16 @@ class ExecutionCore:
     def _place(self, job: JobState, old: Allocation | None, alloc: Allocation, kind: str, now: float,
                actions: list[Action]) -> None:
         gpus = alloc.gpus
-        name = self.policy.name
+        jid = job.spec.job_id
         if gpus[0] < 0 or gpus[-1] >= self.cluster.num_gpus:
-            raise self._error(f"policy {name}: job {job.job_id} got GPU ids out of range")
+            raise self._error(f"policy {self.policy.name}: job {jid} got GPU ids out of range")
         try:
             self.free.allocate(gpus, mode=alloc.mode)
         except InvariantError as e:
-            raise self._error(f"policy {name}: job {job.job_id}: {e}") from None
+            raise self._error(f"policy {self.policy.name}: job {jid}: {e}") from None
         if old is None:
             job.queued_time += now - job.queued_since
-            del self.queue[job.job_id]
+            del self.queue[jid]
         elif kind == "migrate":
             job.migrations += 1
         elif kind == "resize":
@@ -294,17 +300,18 @@ class ExecutionCore:
             job.ready_at = now + cost
         else:  # a mode flip: the job stays where it is; a charged cost postpones its progress
             job.ready_at = max(job.ready_at, now) + cost
-        self.running[job.job_id] = job
-        actions.append(Action(kind, job.job_id, gpus, old.gpus if old else (), cost, by_policy))
+        self.running[jid] = job
+        actions.append(Action(kind, jid, gpus, old.gpus if old else (), cost, by_policy))
         if self.events is not None:
-            self._log(now, job.job_id, kind, gpus, cost, f"from {list(old.gpus)}" if old and old.gpus != gpus else "")
+            self._log(now, jid, kind, gpus, cost, f"from {list(old.gpus)}" if old and old.gpus != gpus else "")
             if self.fluid and job.ready_at <= now:
                 self.ready(job, now)  # live learns readiness from the worker's first iteration instead
-        if not alloc.shared and self.contention is None:
+        shared = alloc.mode != "exclusive"
+        if not shared and self.contention is None:
             self._price(job)  # an exclusive job alone on its GPUs: nobody else's price changes
             return
-        touched = {job.job_id}
-        if alloc.shared:
+        touched = {jid}
+        if shared:
             for g in gpus:
                 self.holders.setdefault(g, set()).add(job.job_id)
             touched |= self._cotenants(job)
@@ -319,11 +326,11 @@ class ExecutionCore:
         """Take a settled job off its GPUs; co-tenants and contended jobs are re-priced."""
         alloc = job.allocation
         self.free.release(alloc.gpus)
-        del self.running[job.job_id]
+        del self.running[job.spec.job_id]
         job.allocation = None
         job.rate = 0.0
         job.status = JobStatus.SUSPENDED
-        if not alloc.shared and self.contention is None:
+        if alloc.mode == "exclusive" and self.contention is None:
             return  # an exclusive job priced alone: nobody else's price changes
         touched: set[str] = set()
         if alloc.shared:
@@ -349,21 +356,22 @@ class ExecutionCore:
     def _price(self, job: JobState) -> None:
         """Set a running job's rate from the perf model, sharing and contention."""
         alloc = job.allocation
-        cost = self._solo_cost(job)
+        cost = self.perf.price(job.spec, alloc.gpus, alloc.plan)
         total, comm = cost.total, cost.comm
         if self.contention is not None:
             total, comm = self.contention.iteration_time(job.job_id)
-        factor = self._share_factor(job) if alloc.shared else 1.0
+        shared = alloc.mode != "exclusive"
+        factor = self._share_factor(job) if shared else 1.0
         if not (0.0 < total < math.inf) or factor <= 0.0:
             raise self._error(
                 f"policy {self.policy.name}: job {job.job_id} ({job.spec.model}) cannot run on GPUs "
                 f"{list(alloc.gpus)[:8]}: iteration time {total} s, sharing factor {factor} "
                 f"(e.g. the model does not fit in GPU memory)")
         job.rate = factor / total
-        self.comm_per_iter[job.job_id] = comm
+        self.comm_per_iter[job.spec.job_id] = comm
         # GPU time is split between a shared GPU's holders, so the jobs' GPU-seconds never sum past
         # the cluster's capacity (packed jobs counted each GPU whole: utilisation above 1)
-        job.gpu_share = gpu_share(alloc, self.holders)
+        job.gpu_share = gpu_share(alloc, self.holders) if shared else float(len(alloc.gpus))
 
     def _reprice(self, ids, now: float, actions: list[Action], placed: str | None = None) -> None:
         for jid in sorted(ids):

@@ -36,8 +36,15 @@ class IterCost:
 class PerfModel(ABC):
     """Prices a job on an allocation."""
 
+    # True when ``price`` depends on nothing of the job but (model, params, batch_size): a model
+    # that says so has its reference times memoised per (model, params, batch, GPU count, type),
+    # which the simulator asks for every arriving job.  Off by default: a model may key on more
+    # (a replayed table is looked up by job id).
+    spec_keyed: bool = False
+
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
+        self._reference: dict = {}
 
     @abstractmethod
     def price(self, job: JobSpec, gpus: Sequence[int] | np.ndarray, plan=None) -> IterCost:
@@ -53,7 +60,13 @@ class PerfModel(ABC):
 
     def reference_time(self, job: JobSpec) -> float:
         """Iteration time on the requested GPUs, consolidated: turns a trace duration into iterations."""
-        return self.iteration_time(job, self.reference_gpus(job))
+        if not self.spec_keyed:
+            return self.iteration_time(job, self.reference_gpus(job))
+        key = (job.model, job.params, job.batch_size, job.num_gpus, job.gpu_type)
+        t = self._reference.get(key)
+        if t is None:
+            t = self._reference[key] = self.iteration_time(job, self.reference_gpus(job))
+        return t
 
     def packing(self, jobs: Sequence[JobSpec], gpu_type: str) -> PackingResult:
         """Whether these jobs fit on one GPU of ``gpu_type`` together, and the speed each keeps.
@@ -90,6 +103,8 @@ class SimplePerfModel(PerfModel):
     is the foundation's stand-in, and the fallback when nothing better is
     configured.  ``dlsched.perf.model.PlacementPerfModel`` is the real one.
     """
+
+    spec_keyed = True
 
     def __init__(self, cluster: Cluster, efficiency: float = 0.3):
         super().__init__(cluster)

@@ -56,6 +56,8 @@ class PlacementPerfModel(PerfModel):
     parallelism model's (``dlsched.perf.parallel``).
     """
 
+    spec_keyed = True
+
     def __init__(self, cluster: Cluster, bucket_mb: float = 25.0, overlap: bool = True,
                  profile: str | Path | cmp.ProfileTable | None = None, algorithm: str = "auto"):
         super().__init__(cluster)

@@ -165,6 +165,7 @@ class TierProfiledPerfModel(PerfModel):
     def __init__(self, base: PerfModel, profile: str | Path | TierProfile):
         super().__init__(base.cluster)
         self.base = base
+        self.spec_keyed = base.spec_keyed  # it adds only a per-model table
         self.profile = TierProfile.resolve(profile)
         self._exact: dict = {}
         self._overheads: dict = {}

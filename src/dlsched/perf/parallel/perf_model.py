@@ -40,7 +40,8 @@ class AdaptivePerfModel(PerfModel):
         self.estimator = estimator or CellEstimator(cluster, params)
         self.fallback = fallback or SimplePerfModel(cluster)
         self._large: dict = {}  # (model, variant) -> its ModelInfo if a large model, else None
-        self._exact: dict = {}  # (model, variant), batch, GPU ids -> IterCost
+        self._exact: dict = {}  # (model, variant, batch, GPU ids) -> IterCost, the fallback's too when pure
+        self.spec_keyed = self.fallback.spec_keyed  # then its prices share the memo above
 
     def spread_factor(self, gpus: np.ndarray) -> float:
         """Throughput kept when the GPUs span more nodes than a consolidated placement."""
@@ -58,21 +59,27 @@ class AdaptivePerfModel(PerfModel):
         return None if cell is None else cell.iter_time
 
     def price(self, job: JobSpec, gpus, plan=None) -> IterCost:
-        # memoised per (model, variant): building a scaled variant's ModelInfo is not free, and
-        # the engine prices every placement
+        # one memo lookup for the engine's every placement, whichever model prices the job
+        gl = gpus if type(gpus) is tuple else tuple(gpus.tolist() if hasattr(gpus, "tolist") else gpus)
+        exact = (job.model, job.params, job.batch_size, gl)
+        hit = self._exact.get(exact)
+        if hit is not None:
+            return hit
+        # memoised per (model, variant): building a scaled variant's ModelInfo is not free
         key = (job.model, job.params)
         model = self._large.get(key, _UNSEEN)
         if model is _UNSEEN:
             found = get_model(job.model, job.params)
             model = self._large[key] = found if layer_traits(found) is not None else None
         if model is None:
-            return self.fallback.price(job, gpus, plan)
-        exact = (key, job.batch_size, tuple(gpus.tolist() if hasattr(gpus, "tolist") else gpus))
-        hit = self._exact.get(exact)
-        if hit is None:  # the estimator's optimum is itself memoised, so a price never changes
-            hit = self._exact[exact] = self._price_large(model, job.batch_size, exact[2])
-            if len(self._exact) >= _EXACT_CACHE_MAX:
-                self._exact.clear()
+            hit = self.fallback.price(job, gpus, plan)
+            if not self.spec_keyed:
+                return hit
+        else:  # the estimator's optimum is itself memoised, so a price never changes
+            hit = self._price_large(model, job.batch_size, gl)
+        if len(self._exact) >= _EXACT_CACHE_MAX:
+            self._exact.clear()
+        self._exact[exact] = hit
         return hit
 
     def _price_large(self, model, batch: int, gpus: tuple[int, ...]) -> IterCost:
