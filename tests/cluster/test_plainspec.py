@@ -10,7 +10,8 @@ import pytest
 
 from dlsched.cluster import Cluster
 from dlsched.cluster.plainspec import PlainClusterSpec, PlainIntra, PlainNetwork, PlainNodeGroup
-from dlsched.cluster.shipped import load_shipped, shipped_name, shipped_specs
+from dlsched.cluster.shipped import (SIDECAR, _sidecar, load_shipped, read_shipped_yaml, shipped_name,
+                                     shipped_specs, write_sidecar)
 from dlsched.cluster.spec import ClusterSpec, IntraSpec, NetworkSpec, NodeGroupSpec, load_spec
 
 PAIRS = [(PlainIntra, IntraSpec), (PlainNodeGroup, NodeGroupSpec), (PlainNetwork, NetworkSpec),
@@ -65,8 +66,20 @@ def test_a_file_path_is_never_taken_for_a_shipped_name(tmp_path, monkeypatch):
     assert Cluster.load("crius-sim").name == "mine"
 
 
-def test_loading_a_shipped_cluster_imports_no_pydantic():
+def test_loading_a_shipped_cluster_imports_no_pydantic_and_no_yaml():
     code = ("import sys; from dlsched.cluster import Cluster; c = Cluster.load('crius-sim'); "
-            "print(c.num_gpus, 'pydantic' in sys.modules)")
+            "print(c.num_gpus, 'pydantic' in sys.modules, 'yaml' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-    assert out.split() == ["1280", "False"]
+    assert out.split() == ["1280", "False", "False"]
+
+
+def test_the_json_sidecar_holds_exactly_the_shipped_yaml(tmp_path):
+    """The plain-data copy Cluster.load reads equals the YAML files: a spec edited, added or removed
+    without running write_sidecar fails here."""
+    assert _sidecar() == read_shipped_yaml()
+    assert sorted(_sidecar()) == shipped_specs()
+    # and the writer reproduces the shipped file byte for byte
+    from importlib import resources
+
+    shipped = (resources.files("dlsched.cluster") / "specs" / SIDECAR).read_text()
+    assert write_sidecar(tmp_path).read_text() == shipped

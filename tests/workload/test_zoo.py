@@ -81,3 +81,30 @@ def test_mixed_precision_only_for_large_transformers():
     assert get_model("gpt2-xl").bytes_per_param == 2
     assert get_model("resnet50").bytes_per_param == 4
     assert get_model("resnet50").gradient_bytes == 4 * 25_557_032
+
+
+def test_models_are_built_on_first_lookup_only():
+    """Start-up registers every name and alias but builds only the models a run looks up."""
+    import subprocess
+    import sys
+
+    code = ("from dlsched.workload import models; names = models.model_names(); "
+            "m = models.get_model('moe', '2.4B'); r = models.get_model('resnet-50'); "
+            "print(len(names), sorted(models._ZOO), m.name, r.name)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert int(out[0]) > 30
+    assert out[1:] == ["['moe-2.4b',", "'resnet50']", "moe-2.4b", "resnet50"]
+
+
+def test_every_lazy_entry_builds_the_model_it_names():
+    from dlsched.workload import zoo, zoo_large
+    from dlsched.workload.models import get_model, model_names
+
+    for name, aliases, _ in zoo._MODELS:
+        assert get_model(name).name == name
+        assert all(get_model(a) is get_model(name) for a in aliases)
+    for fam in zoo_large._FAMILIES:
+        for key in fam.table:
+            name, aliases = zoo_large._names(fam, key)
+            assert name in model_names() and get_model(name).variant == key
+            assert all(get_model(a) is get_model(name) for a in aliases)

@@ -1,7 +1,9 @@
 """The cluster specs shipped with the package: their names, and the specs read without pydantic.
 
 Listing stays cheap (no pydantic, no numpy); ``load_shipped`` reads a shipped spec into the plain
-dataclasses of ``plainspec`` (the test suite validates every shipped spec against the schema).
+dataclasses of ``plainspec`` from ``specs/shipped.json``, a plain-data copy of the YAML files (no
+YAML parser on start-up).  The test suite validates every shipped spec against the schema and
+checks the JSON equals the YAML files.
 """
 
 from __future__ import annotations
@@ -36,15 +38,42 @@ def shipped_name(name_or_path) -> str | None:
     return name if name in _names() else None
 
 
+SIDECAR = "shipped.json"  # in specs/: every shipped YAML as plain data, written by write_sidecar()
+
+
+@lru_cache(maxsize=1)
+def _sidecar() -> dict:
+    # JSON rather than YAML: importing PyYAML costs about 0.015-0.025 CPU s of a run's start-up
+    # (issue 21); tests/cluster/test_plainspec.py fails if this file differs from the YAML files
+    import json
+
+    return json.loads((resources.files("dlsched.cluster") / "specs" / SIDECAR).read_text())
+
+
 def load_shipped(name_or_path) -> PlainClusterSpec | None:
     """The shipped spec ``name_or_path`` names, without the schema; None if it names none."""
     name = shipped_name(name_or_path)
     if name is None:
         return None
-    import yaml
-
     from dlsched.cluster.plainspec import plain_spec
 
-    text = (resources.files("dlsched.cluster") / "specs" / f"{name}.yaml").read_text()
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML was built with it
-    return plain_spec(yaml.load(text, Loader=loader), f"{name}.yaml")
+    return plain_spec(_sidecar()[name], f"{name}.yaml")
+
+
+def read_shipped_yaml() -> dict:
+    """Every shipped spec as its YAML file reads (what the sidecar must hold)."""
+    import yaml
+
+    folder = resources.files("dlsched.cluster") / "specs"
+    return {name: yaml.safe_load((folder / f"{name}.yaml").read_text()) for name in _names()}
+
+
+def write_sidecar(folder: Path) -> Path:
+    """Write ``SIDECAR`` into ``folder`` (the package's specs/ folder) from the YAML files:
+    ``python -c 'from pathlib import Path; from dlsched.cluster.shipped import write_sidecar;
+    write_sidecar(Path("src/dlsched/cluster/specs"))'`` after editing a shipped spec."""
+    import json
+
+    out = Path(folder) / SIDECAR
+    out.write_text(json.dumps(read_shipped_yaml(), indent=1, sort_keys=True) + "\n")
+    return out

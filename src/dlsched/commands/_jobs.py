@@ -34,13 +34,17 @@ def runs_predicate(cluster: Cluster, perf):
     from dlsched.cluster.placement import ideal_gpus
 
     cache: dict[tuple, bool] = {}
+    large_fits = _large_model_fits(cluster, perf)
 
     def on_type(spec, n: int, t: int) -> bool:
         key = (spec.model, spec.params, spec.batch_size, n, t)
         hit = cache.get(key)
         if hit is None:
-            sized = spec.with_(num_gpus=n, gpu_type=cluster.gpu_types[t].name)
-            hit = cache[key] = 0.0 < perf.price(sized, ideal_gpus(cluster, n, t)).total < math.inf
+            hit = large_fits(spec, n, t) if large_fits else None
+            if hit is None:
+                sized = spec.with_(num_gpus=n, gpu_type=cluster.gpu_types[t].name)
+                hit = 0.0 < perf.price(sized, ideal_gpus(cluster, n, t)).total < math.inf
+            cache[key] = hit
         return hit
 
     def runs(spec, n: int) -> bool:
@@ -50,6 +54,42 @@ def runs_predicate(cluster: Cluster, perf):
         types = [t for t in range(len(cluster.gpu_types)) if int(cluster.type_gpus[t]) >= n]
         return bool(types) and all(on_type(spec, n, t) for t in types)
     return runs
+
+
+def _large_model_fits(cluster: Cluster, perf):
+    """``fits(spec, n, t)``: what pricing a large model on n GPUs of type t would answer, without
+    searching for its optimal plan (True, False; None for a model ``perf`` prices otherwise), or
+    None where ``perf`` is not one of the two models this is known to hold for.
+
+    ``AdaptivePerfModel`` prices a large model at a finite time exactly when its estimator finds
+    a plan (``CellEstimator.fits``, checked equal to ``optimum is not None`` by
+    tests/parallel/test_search.py); ``TruthPerfModel`` too, except that a measured time, where
+    it has one, decides instead.  A preflight that searched every request's optimum spent most
+    of its time on GPU types and counts a job never runs on (issue 21).  Any other perf model
+    (a subclass, a wrapper) is priced as before.
+    """
+    from dlsched.perf.parallel.perf_model import AdaptivePerfModel
+
+    # not imported for the check (about 0.01 CPU s): where it is not loaded, perf is no TruthPerfModel
+    truth = sys.modules.get("dlsched.perf.truth")
+    TruthPerfModel = truth.TruthPerfModel if truth is not None else None
+    kind = type(perf)
+    if kind is not AdaptivePerfModel and kind is not TruthPerfModel:
+        return None
+    from dlsched.workload.models import get_model
+    from dlsched.workload.zoo_large import layer_traits
+
+    def fits(spec, n: int, t: int) -> bool | None:
+        model = get_model(spec.model, spec.params)
+        if layer_traits(model) is None:  # priced by the fallback model: ask it
+            return None
+        gpu = cluster.gpu_types[t].name
+        if kind is TruthPerfModel:
+            measured = perf.measured.get(model, spec.batch_size, gpu, n)
+            if measured is not None:
+                return 0.0 < measured < math.inf
+        return perf.estimator.fits(model, spec.batch_size, gpu, n)
+    return fits
 
 
 def _checked_on(cluster: Cluster):

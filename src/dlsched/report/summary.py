@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from operator import attrgetter
 
@@ -15,6 +16,29 @@ def _time_weighted_mean(t: np.ndarray, v: np.ndarray, end: float) -> float:
         return 0.0
     dt = np.diff(np.append(t, end))
     return float((v * dt).sum() / (end - t[0]))
+
+
+def percentile(x: np.ndarray, q: float) -> float:
+    """``float(np.percentile(x, q))`` of a non-empty 1-D array (numpy's default, 'linear' method),
+    computed step for step as numpy 2 does it, so the same float.  Not np.percentile itself:
+    its first call imports ``numpy.ma``, about 0.018 CPU s of every run's start-up (issue 21).
+    ``tests/report/test_percentile.py`` compares the two."""
+    s = np.sort(x)
+    n = s.size
+    last = float(s[-1])
+    if last != last:  # a NaN sorts last; numpy's answer is then NaN
+        return last
+    virtual = (n - 1) * (q / 100)
+    if virtual >= n - 1:  # numpy takes the last value at both ends, gamma from index -1
+        lo = hi = -1
+    else:
+        lo = int(math.floor(virtual))
+        hi = lo + 1
+    a, b = float(s[lo]), float(s[hi])
+    gamma = virtual - lo
+    diff = b - a
+    # numpy's _lerp: from the nearer end, so a quantile at an exact index is that value
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
 
 
 def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> dict:
@@ -36,7 +60,7 @@ def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> 
     statuses = Counter(col["status"])
 
     def pct(q, x=jct):
-        return float(np.percentile(x, q)) if x.size else None
+        return percentile(x, q) if x.size else None
 
     return {
         "jobs": len(records),

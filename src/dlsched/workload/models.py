@@ -9,6 +9,7 @@ perf model's business.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from dlsched.errors import UnknownNameError
 
@@ -56,6 +57,7 @@ class ModelInfo:
 
 _ZOO: dict[str, ModelInfo] = {}
 _ALIASES: dict[str, str] = {}
+_LAZY: dict[str, Callable[[], ModelInfo]] = {}  # registered, not yet built: name -> builder
 
 
 def register(model: ModelInfo, *aliases: str) -> ModelInfo:
@@ -65,9 +67,24 @@ def register(model: ModelInfo, *aliases: str) -> ModelInfo:
     return model
 
 
+def register_lazy(name: str, build: Callable[[], ModelInfo], *aliases: str) -> None:
+    """Register ``name`` and its aliases now and build the model on its first lookup."""
+    _LAZY[name] = build
+    for a in aliases:
+        _ALIASES[a.lower()] = name
+
+
+def _built(key: str) -> ModelInfo | None:
+    """The model registered as ``key`` (built now if it was registered lazily), or None."""
+    found = _ZOO.get(key)
+    if found is None and key in _LAZY:
+        found = _ZOO[key] = _LAZY.pop(key)()
+    return found
+
+
 def model_names() -> list[str]:
     _load()
-    return sorted(_ZOO)
+    return sorted({*_ZOO, *_LAZY})
 
 
 def get_model(name: str, variant: str | None = None, **where) -> ModelInfo:
@@ -78,13 +95,15 @@ def get_model(name: str, variant: str | None = None, **where) -> ModelInfo:
     if variant:
         scaled = f"{key}-{variant.strip().lower()}"
         scaled = _ALIASES.get(scaled, scaled)
-        if scaled in _ZOO:
-            return _ZOO[scaled]
-    if key in _ZOO:
-        if variant and _ZOO[key].variant is None and key in _SCALABLE:
+        found = _built(scaled)
+        if found is not None:
+            return found
+    found = _built(key)
+    if found is not None:
+        if variant and found.variant is None and key in _SCALABLE:
             return _SCALABLE[key](variant)
-        return _ZOO[key]
-    raise UnknownNameError("model", name, _ZOO, **where)
+        return found
+    raise UnknownNameError("model", name, model_names(), **where)
 
 
 # Families whose size is a parameter (Crius's Table 2): name -> builder(variant) -> ModelInfo

@@ -20,8 +20,9 @@ Totals are checked against the published figures in tests/workload/test_zoo.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
-from dlsched.workload.models import Layer, ModelInfo, register
+from dlsched.workload.models import Layer, ModelInfo, register_lazy
 
 FP32, FP16 = 4, 2
 
@@ -91,15 +92,14 @@ def block(prefix: str, ops: list[tuple[str, Op]], out_elems: int | None = None,
 
 
 def model(name: str, family: str, task: str, layers: list[Layer], *, batch: int,
-          bytes_per_param: int = FP32, aliases: tuple[str, ...] = ()) -> ModelInfo:
-    return register(ModelInfo(name, family, task, tuple(layers), default_batch=batch,
-                              bytes_per_param=bytes_per_param), *aliases)
+          bytes_per_param: int = FP32) -> ModelInfo:
+    return ModelInfo(name, family, task, tuple(layers), default_batch=batch, bytes_per_param=bytes_per_param)
 
 
 # ----------------------------------------------------------------------------- CNNs (ImageNet, 224x224)
 
 
-def _resnet(name: str, blocks: tuple[int, ...], bottleneck: bool, aliases: tuple[str, ...]) -> ModelInfo:
+def _resnet(name: str, blocks: tuple[int, ...], bottleneck: bool) -> ModelInfo:
     """ResNet v1.5 (stride on the 3x3 convolution), as in torchvision; He et al., CVPR 2016."""
     layers = [layer("stem", conv(3, 64, 7, 112, bn=True))]  # 7x7/2, then 3x3/2 max pool to 56
     size, cin = 56, 64
@@ -119,7 +119,7 @@ def _resnet(name: str, blocks: tuple[int, ...], bottleneck: bool, aliases: tuple
             layers += block(f"layer{stage + 1}.{j}", ops)
             cin, size = width * expansion, out
     layers.append(layer("fc", linear(cin, 1000)))
-    return model(name, "cnn", "image classification", layers, batch=32, aliases=aliases)
+    return model(name, "cnn", "image classification", layers, batch=32)
 
 
 _VGG_CFG = {
@@ -128,7 +128,7 @@ _VGG_CFG = {
 }
 
 
-def _vgg(name: str, aliases: tuple[str, ...]) -> ModelInfo:
+def _vgg(name: str) -> ModelInfo:
     """VGG without batch norm (Simonyan & Zisserman, ICLR 2015, configs A and D)."""
     layers, size, cin, i = [], 224, 3, 1
     for v in _VGG_CFG[name]:
@@ -140,7 +140,7 @@ def _vgg(name: str, aliases: tuple[str, ...]) -> ModelInfo:
     layers += [layer("fc6", linear(512 * 7 * 7, 4096)), layer("fc7", linear(4096, 4096)),
                layer("fc8", linear(4096, 1000))]
     # 4 GPUs x 64 in the paper's data-parallel setup (batch 256).
-    return model(name, "cnn", "image classification", layers, batch=64, aliases=aliases)
+    return model(name, "cnn", "image classification", layers, batch=64)
 
 
 def _alexnet() -> ModelInfo:
@@ -152,7 +152,7 @@ def _alexnet() -> ModelInfo:
               layer("conv5", conv(256, 256, 3, 13, bias=True)),
               layer("fc6", linear(256 * 6 * 6, 4096)), layer("fc7", linear(4096, 4096)),
               layer("fc8", linear(4096, 1000))]
-    return model("alexnet", "cnn", "image classification", layers, batch=128, aliases=("alex-net",))
+    return model("alexnet", "cnn", "image classification", layers, batch=128)
 
 
 def _make_divisible(v: float, divisor: int = 8) -> int:
@@ -186,8 +186,7 @@ def _mobilenet_v3() -> ModelInfo:
     layers += [layer("last_conv", conv(cin, 960, 1, size, bn=True)),
                layer("fc1", linear(960, 1280)), layer("fc2", linear(1280, 1000))]
     # 4096 images over a 4x4 TPU pod (32 cores) = 128 per core (Howard et al. 2019, section 6.1).
-    return model("mobilenet_v3_large", "cnn", "image classification", layers, batch=128,
-                 aliases=("mobilenetv3", "mobilenet-v3", "mobilenetv3-large", "mobilenet_v3"))
+    return model("mobilenet_v3_large", "cnn", "image classification", layers, batch=128)
 
 
 def _inception_v3() -> ModelInfo:
@@ -231,8 +230,7 @@ def _inception_v3() -> ModelInfo:
         cin = 2048
     layers.append(layer("fc", linear(2048, 1000)))
     # 50 replicas x 32 (Szegedy et al. 2016, section 8).
-    return model("inception_v3", "cnn", "image classification", layers, batch=32,
-                 aliases=("inception-v3", "inceptionv3", "inception3"))
+    return model("inception_v3", "cnn", "image classification", layers, batch=32)
 
 
 # ----------------------------------------------------------------------------- Transformers
@@ -255,7 +253,7 @@ def _attention_block(h: int, ffn: int, seq: int, *, cross: bool = False, kv_seq:
     return total(*ops)
 
 
-def _bert(name: str, h: int, n_layers: int, seq: int, batch: int, bpp: int, aliases) -> ModelInfo:
+def _bert(name: str, h: int, n_layers: int, seq: int, batch: int, bpp: int) -> ModelInfo:
     """BERT (Devlin et al. 2019): WordPiece 30,522, 512 positions, 2 segments, pre-training heads."""
     vocab = 30522
     elem = bpp
@@ -266,19 +264,17 @@ def _bert(name: str, h: int, n_layers: int, seq: int, batch: int, bpp: int, alia
     # MLM head: transform + layer norm, decoder tied to the embeddings (bias only); NSP head.
     mlm = total(linear(h, h, tokens=seq), Op(2 * h, 0), Op(vocab, 2.0 * h * vocab * seq, vocab * seq))
     layers.append(layer("heads", total(mlm, linear(h, 2)), elem))
-    return model(name, "transformer", "masked language model", layers, batch=batch, bytes_per_param=bpp,
-                 aliases=aliases)
+    return model(name, "transformer", "masked language model", layers, batch=batch, bytes_per_param=bpp)
 
 
-def _gpt2(name: str, h: int, n_layers: int, bpp: int, batch: int, aliases) -> ModelInfo:
+def _gpt2(name: str, h: int, n_layers: int, bpp: int, batch: int) -> ModelInfo:
     """GPT-2 (Radford et al. 2019): BPE 50,257, context 1,024, pre-norm, tied LM head."""
     vocab, seq = 50257, 1024
     layers = [layer("wte+wpe", Op(vocab * h + seq * h, 0, seq * h), bpp)]
     for i in range(n_layers):
         layers.append(layer(f"h.{i}", _attention_block(h, 4 * h, seq), bpp))
     layers.append(layer("ln_f+lm_head", Op(2 * h, 2.0 * h * vocab * seq, vocab * seq), bpp))
-    return model(name, "transformer", "causal language model", layers, batch=batch, bytes_per_param=bpp,
-                 aliases=aliases)
+    return model(name, "transformer", "causal language model", layers, batch=batch, bytes_per_param=bpp)
 
 
 def _transformer_base() -> ModelInfo:
@@ -294,8 +290,7 @@ def _transformer_base() -> ModelInfo:
         layers.append(layer(f"decoder.{i}", _attention_block(h, ffn, tgt, cross=True, kv_seq=src)))
     layers.append(layer("generator", Op(0, 2.0 * h * vocab * tgt, vocab * tgt)))
     # Gavel's Transformer jobs sweep batch 16-256; 64 is the middle of that range.
-    return model("transformer", "transformer", "machine translation", layers, batch=64,
-                 aliases=("transformer-base", "transformer_base"))
+    return model("transformer", "transformer", "machine translation", layers, batch=64)
 
 
 # ----------------------------------------------------------------------------- recurrent models
@@ -322,8 +317,7 @@ def _gnmt() -> ModelInfo:
     for i in range(1, 4):
         layers.append(layer(f"decoder.{i}", lstm(2 * h, h, steps)))
     layers.append(layer("classifier", linear(h, vocab, tokens=steps)))
-    return model("gnmt", "rnn", "machine translation (seq2seq)", layers, batch=128,
-                 aliases=("gnmt-v2", "gnmt_v2", "seq2seq", "translation"))
+    return model("gnmt", "rnn", "machine translation (seq2seq)", layers, batch=128)
 
 
 def _lstm_lm() -> ModelInfo:
@@ -333,8 +327,7 @@ def _lstm_lm() -> ModelInfo:
               layer("lstm.0", lstm(h, h, steps)), layer("lstm.1", lstm(h, h, steps)),
               layer("decoder", linear(h, vocab, tokens=steps))]
     # Gavel's "LM" jobs (batch 5-80) are this PyTorch word_language_model shape.
-    return model("lstm_lm", "rnn", "language model", layers, batch=20,
-                 aliases=("lstm-lm", "lstm", "lm", "language-model", "word_language_model"))
+    return model("lstm_lm", "rnn", "language model", layers, batch=20)
 
 
 def _deepspeech2() -> ModelInfo:
@@ -349,8 +342,7 @@ def _deepspeech2() -> ModelInfo:
     for i in range(1, 5):
         layers.append(layer(f"rnn.{i}", total(Op(2 * h, 0), lstm(h, h, frames, directions=2))))
     layers.append(layer("fc", total(Op(2 * h, 0), linear(h, 29, tokens=frames, bias=False))))
-    return model("deepspeech2", "speech", "speech recognition", layers, batch=32,
-                 aliases=("deepspeech", "deep-speech2", "ds2"))
+    return model("deepspeech2", "speech", "speech recognition", layers, batch=32)
 
 
 # ----------------------------------------------------------------------------- Gavel's other job types
@@ -364,8 +356,7 @@ def _recommendation() -> ModelInfo:
     items, dims = 26744, (512, 512, 1024)
     sizes = (items, *dims, *reversed(dims[:-1]), items)
     layers = [layer(f"fc{i}", linear(a, b)) for i, (a, b) in enumerate(zip(sizes, sizes[1:]))]
-    return model("recommendation", "recsys", "recommendation (autoencoder)", layers, batch=512,
-                 aliases=("recsys", "autoencoder", "deeprecommender"))
+    return model("recommendation", "recsys", "recommendation (autoencoder)", layers, batch=512)
 
 
 def _cyclegan() -> ModelInfo:
@@ -394,8 +385,7 @@ def _cyclegan() -> ModelInfo:
                 layer(f"{tag}.out", total(conv(512, 1, 4, 30, bias=True), repeat=3))]
 
     layers = generator("G_AB") + generator("G_BA") + discriminator("D_A") + discriminator("D_B")
-    return model("cyclegan", "cnn", "image-to-image translation", layers, batch=1,
-                 aliases=("cycle-gan", "cycle_gan"))
+    return model("cyclegan", "cnn", "image-to-image translation", layers, batch=1)
 
 
 def _a3c() -> ModelInfo:
@@ -408,33 +398,40 @@ def _a3c() -> ModelInfo:
               layer("conv3", conv(32, 32, 3, 6, bias=True)), layer("conv4", conv(32, 32, 3, 3, bias=True)),
               layer("lstm", lstm(32 * 3 * 3, 256, 1)),
               layer("heads", total(linear(256, 1), linear(256, 6)))]
-    return model("a3c", "rl", "reinforcement learning (Atari)", layers, batch=20, aliases=("a3c-pong",))
+    return model("a3c", "rl", "reinforcement learning (Atari)", layers, batch=20)
 
 
 # ----------------------------------------------------------------------------- registration
 
-_resnet("resnet18", (2, 2, 2, 2), False, ("resnet-18", "resnet_18"))
-# Blox's synthetic traces name only the task class; IMAGE jobs are ImageNet CNNs -> ResNet-50.
-_resnet("resnet50", (3, 4, 6, 3), True, ("resnet-50", "resnet_50", "image"))
-_vgg("vgg11", ("vgg-11", "vgg_11"))
-_vgg("vgg16", ("vgg-16", "vgg_16"))
-_alexnet()
-_mobilenet_v3()
-_inception_v3()
-# BERT: 256 sequences of 128 tokens over 16 TPU chips = 16 per chip (base); NVIDIA's large
-# recipe uses 64 per GPU at sequence 128 (phase 1), mixed precision.
-_bert("bert-base", 768, 12, 128, 16, FP32, ("bert_base", "bert-base-uncased"))
-_bert("bert-large", 1024, 24, 128, 64, FP16, ("bert_large", "bert-large-uncased"))
-# GPT-2: Megatron-LM's GPT-2 runs use 8 sequences of 1,024 per GPU.
-_gpt2("gpt2-small", 768, 12, FP32, 8, ("gpt2", "gpt-2", "gpt2_small", "gpt-2-small"))
-_gpt2("gpt2-medium", 1024, 24, FP16, 8, ("gpt2_medium", "gpt-2-medium"))
-_gpt2("gpt2-large", 1280, 36, FP16, 8, ("gpt2_large", "gpt-2-large"))
-_gpt2("gpt2-xl", 1600, 48, FP16, 8, ("gpt2_xl", "gpt-2-xl"))
-_transformer_base()
-_gnmt()
-_lstm_lm()
-_deepspeech2()
-_recommendation()
-_cyclegan()
-_a3c()
+# name, aliases, builder: names and aliases are registered at import, each model is built on its
+# first lookup (building all of them costs about 0.01 CPU s of a run's start-up; issue 21)
+_MODELS: tuple[tuple[str, tuple[str, ...], Callable[[], ModelInfo]], ...] = (
+    ("resnet18", ("resnet-18", "resnet_18"), lambda: _resnet("resnet18", (2, 2, 2, 2), False)),
+    # Blox's synthetic traces name only the task class; IMAGE jobs are ImageNet CNNs -> ResNet-50.
+    ("resnet50", ("resnet-50", "resnet_50", "image"), lambda: _resnet("resnet50", (3, 4, 6, 3), True)),
+    ("vgg11", ("vgg-11", "vgg_11"), lambda: _vgg("vgg11")),
+    ("vgg16", ("vgg-16", "vgg_16"), lambda: _vgg("vgg16")),
+    ("alexnet", ("alex-net",), _alexnet),
+    ("mobilenet_v3_large", ("mobilenetv3", "mobilenet-v3", "mobilenetv3-large", "mobilenet_v3"), _mobilenet_v3),
+    ("inception_v3", ("inception-v3", "inceptionv3", "inception3"), _inception_v3),
+    # BERT: 256 sequences of 128 tokens over 16 TPU chips = 16 per chip (base); NVIDIA's large
+    # recipe uses 64 per GPU at sequence 128 (phase 1), mixed precision.
+    ("bert-base", ("bert_base", "bert-base-uncased"), lambda: _bert("bert-base", 768, 12, 128, 16, FP32)),
+    ("bert-large", ("bert_large", "bert-large-uncased"), lambda: _bert("bert-large", 1024, 24, 128, 64, FP16)),
+    # GPT-2: Megatron-LM's GPT-2 runs use 8 sequences of 1,024 per GPU.
+    ("gpt2-small", ("gpt2", "gpt-2", "gpt2_small", "gpt-2-small"), lambda: _gpt2("gpt2-small", 768, 12, FP32, 8)),
+    ("gpt2-medium", ("gpt2_medium", "gpt-2-medium"), lambda: _gpt2("gpt2-medium", 1024, 24, FP16, 8)),
+    ("gpt2-large", ("gpt2_large", "gpt-2-large"), lambda: _gpt2("gpt2-large", 1280, 36, FP16, 8)),
+    ("gpt2-xl", ("gpt2_xl", "gpt-2-xl"), lambda: _gpt2("gpt2-xl", 1600, 48, FP16, 8)),
+    ("transformer", ("transformer-base", "transformer_base"), _transformer_base),
+    ("gnmt", ("gnmt-v2", "gnmt_v2", "seq2seq", "translation"), _gnmt),
+    ("lstm_lm", ("lstm-lm", "lstm", "lm", "language-model", "word_language_model"), _lstm_lm),
+    ("deepspeech2", ("deepspeech", "deep-speech2", "ds2"), _deepspeech2),
+    ("recommendation", ("recsys", "autoencoder", "deeprecommender"), _recommendation),
+    ("cyclegan", ("cycle-gan", "cycle_gan"), _cyclegan),
+    ("a3c", ("a3c-pong",), _a3c),
+)
+for _name, _aliases, _build in _MODELS:
+    register_lazy(_name, _build, *_aliases)
+
 from dlsched.workload import zoo_large  # noqa: E402,F401  (large scalable models)

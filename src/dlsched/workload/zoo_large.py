@@ -36,7 +36,7 @@ from typing import Callable
 
 from dlsched.errors import UnknownNameError
 from dlsched.workload import models
-from dlsched.workload.models import Layer, ModelInfo, register
+from dlsched.workload.models import Layer, ModelInfo
 
 FP16, FP32 = 2, 4
 
@@ -278,24 +278,29 @@ _FAMILIES = (
 )
 
 
-def _build(fam: _Family, variant: str) -> ModelInfo:
-    key = _canonical(fam.table, variant)
-    if key is None:
-        raise UnknownNameError(f"{fam.name} size", variant, fam.table)
+def _names(fam: _Family, key: str) -> tuple[str, list[str]]:
+    """The zoo name of a listed size and its other spellings: 0.76B / 760M, 1B / 1.0B, 0.5B / 500M."""
     name = f"{fam.name}-{key.lower()}"
-    if name in models._ZOO:
-        return models._ZOO[name]
-    pairs = fam.build(fam.table[key])
-    model = ModelInfo(name, fam.family, fam.task, tuple(p[0] for p in pairs),
-                      default_batch=1, bytes_per_param=fam.bytes_per_param, variant=key)
-    _TRAITS[name] = tuple(p[1] for p in pairs)
-    # Other spellings of the same size: 0.76B / 760M, 1B / 1.0B, 0.5B / 500M.
     size = _size_of(key)
     spellings = {f"{size:g}b", f"{size:.1f}b"} | ({f"{size * 1000:g}m"} if size < 1 else set())
     aliases = [f"{a}-{s}" for a in (fam.name, *fam.aliases) for s in spellings]
     aliases += [f"{a}-{key.lower()}" for a in fam.aliases]
-    register(model, *[a for a in aliases if a != name])
-    return model
+    return name, sorted(a for a in set(aliases) if a != name)
+
+
+def _make(fam: _Family, key: str) -> ModelInfo:
+    name, _ = _names(fam, key)
+    pairs = fam.build(fam.table[key])
+    _TRAITS[name] = tuple(p[1] for p in pairs)
+    return ModelInfo(name, fam.family, fam.task, tuple(p[0] for p in pairs),
+                     default_batch=1, bytes_per_param=fam.bytes_per_param, variant=key)
+
+
+def _build(fam: _Family, variant: str) -> ModelInfo:
+    key = _canonical(fam.table, variant)
+    if key is None:
+        raise UnknownNameError(f"{fam.name} size", variant, fam.table)
+    return models._built(_names(fam, key)[0])
 
 
 def layer_traits(model: ModelInfo) -> tuple[LayerTraits, ...] | None:
@@ -315,8 +320,9 @@ def table2_models() -> list[ModelInfo]:
 
 def _register_all() -> None:
     for fam in _FAMILIES:
-        for key in fam.table:
-            _build(fam, key)
+        for key in fam.table:  # built on first lookup: most runs use a few of them
+            name, aliases = _names(fam, key)
+            models.register_lazy(name, lambda _f=fam, _k=key: _make(_f, _k), *aliases)
         # get_model(family, size) looks up "<family>-<size>" first; the builder
         # also accepts any spelling of a listed size.
         models._SCALABLE[fam.name] = (lambda v, _f=fam: _build(_f, v))

@@ -208,6 +208,8 @@ def open_text(path: Path, source: str):
 
 def bad_bytes(text: str) -> str | None:
     """A description of the first undecodable byte in ``text`` (read with surrogateescape), or None."""
+    if text.isascii():  # the common case, at C speed: a surrogate is not ASCII
+        return None
     for ch in text:
         if "\udc80" <= ch <= "\udcff":
             return f"not UTF-8 text (byte 0x{ord(ch) - 0xDC00:02x}); re-encode the file as UTF-8"
@@ -282,7 +284,7 @@ def csv_rows(path: Path, source: str, *, header: list[str] | None = None,
             elif len(cells) == 1 and len(header) > 1:
                 problem = InputError(f"1 field, expected {len(header)} comma-separated fields", file=source,
                                      line=line, field=header[0])
-            else:
+            elif not "".join(cells).isascii():  # an undecodable byte reads as a non-ASCII surrogate
                 for name, cell in zip(header, cells):
                     if (why := bad_bytes(cell)) is not None:
                         problem = InputError(why, file=source, line=line, field=name)
