@@ -78,6 +78,7 @@ from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
+from dlsched.policies.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
@@ -85,6 +86,8 @@ from dlsched.workload.models import get_model
 
 
 KEEP_EDGE = 0.005  # a running job's current configuration counts 0.5% more: ties keep the incumbent
+MIP_MAX_COLS = 400  # the exact MIP runs on problems up to this many (job, configuration) columns
+MIP_MAX_NODES = 200  # and stops after this many branch-and-bound nodes (a count: deterministic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,13 +181,15 @@ class Sia(JobPolicy):
         self._expect: tuple[frozenset, float] | None = None
         self._settled = False  # the last round found every job at its best with none waiting
         self.solves = 0
+        self.mip_solves = 0  # solves whose relaxation was fractional and small enough for the MIP
         self._bound_sum = self._value_sum = self._worst_gap = 0.0  # LP bound vs what was chosen
 
     def solve_stats(self) -> dict:
-        """How far the chosen assignments may be from the ILP's optimum, over every solve: the LP
-        bound is at least the optimum, so these overstate the loss."""
+        """How far the chosen assignments may be from the ILP's optimum, over every solve: the bound
+        (the LP's, or the MIP's where it ran) is at least the optimum, so these overstate the loss."""
         mean = 1.0 - self._value_sum / self._bound_sum if self._bound_sum > 0 else 0.0
-        return {"solves": self.solves, "gap_mean_pct": 100 * mean, "gap_worst_pct": 100 * self._worst_gap}
+        return {"solves": self.solves, "mip_solves": self.mip_solves, "gap_mean_pct": 100 * mean,
+                "gap_worst_pct": 100 * self._worst_gap}
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
@@ -263,6 +268,7 @@ class Sia(JobPolicy):
         if sol is None:  # HiGHS failed (not seen): keep everyone as they are
             self._expect = (state, now)
             return Decision()
+        self.mip_solves += sol.mip
         self._bound_sum += sol.bound
         self._value_sum += sol.value
         self._worst_gap = max(self._worst_gap, sol.gap)
@@ -281,7 +287,8 @@ class Sia(JobPolicy):
         d = super().describe()
         d.update({"round_s": self.period, "window": self.window, "power": self.power, **self.replan.describe(),
                   "scheduling_profile": "data-parallel",
-                  "solver": "LP relaxation, basic optimum rounded (scipy linprog, HiGHS dual simplex)"})
+                  "solver": (f"LP relaxation's basic optimum rounded (HiGHS dual simplex); where fractional "
+                             f"and at most {MIP_MAX_COLS} columns, HiGHS's MIP from it, {MIP_MAX_NODES} nodes at most")})
         return d
 
 
@@ -292,6 +299,7 @@ class Solved:
     chosen: dict[int, Shape]
     value: float
     bound: float
+    mip: bool = False  # whether the MIP ran (the relaxation was not integral and the problem small)
 
     @property
     def gap(self) -> float:
@@ -300,9 +308,94 @@ class Solved:
 
 
 def solve(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np.ndarray, counts: np.ndarray,
-          value: np.ndarray) -> Solved | None:
-    """Sia's ILP (at most one configuration per job, each GPU type within ``capacity``, max total value),
-    through its LP relaxation.  Column k is job ``jobs_idx[k]`` on ``counts[k]`` GPUs of type ``types[k]``.
+          value: np.ndarray, mip_cols: int = MIP_MAX_COLS, mip_nodes: int = MIP_MAX_NODES) -> Solved | None:
+    """Sia's ILP (at most one configuration per job, each GPU type within ``capacity``, max total value).
+    Column k is job ``jobs_idx[k]`` on ``counts[k]`` GPUs of type ``types[k]``.
+
+    First the LP relaxation's basic optimum (``rounded_lp``): integral, and then the ILP's optimum,
+    unless a capacity row splits a job.  When it is not integral and the problem has at most
+    ``mip_cols`` columns, HiGHS's branch and bound (``exact_mip``) starts from the rounded answer
+    and runs at most ``mip_nodes`` nodes; the better of the two is kept (the rounded one on a tie),
+    and the bound is the lower of the LP's and the MIP's."""
+    lp = rounded_lp(capacity, n_jobs, jobs_idx, types, counts, value)
+    if lp is None or lp.gap <= 1e-12 or len(value) > mip_cols or mip_nodes <= 0 or highs_binding() is None:
+        return lp
+    mip = exact_mip(capacity, n_jobs, jobs_idx, types, counts, value, lp.chosen, mip_nodes)
+    if mip is None:
+        return lp
+    chosen, dual_bound = mip
+    bound = min(lp.bound, dual_bound)
+    picked_value = _value_of(chosen, jobs_idx, types, counts, value)
+    if picked_value > lp.value + 1e-9 * max(1.0, lp.value):
+        return Solved(chosen, picked_value, max(bound, picked_value), True)
+    return Solved(lp.chosen, lp.value, max(bound, lp.value), True)
+
+
+def _column_of(jobs_idx: np.ndarray, types: np.ndarray, counts: np.ndarray) -> dict:
+    return {(int(j), int(t), int(n)): k for k, (j, t, n) in enumerate(zip(jobs_idx, types, counts))}
+
+
+def _value_of(chosen: dict[int, Shape], jobs_idx, types, counts, value) -> float:
+    col = _column_of(jobs_idx, types, counts)
+    return float(sum(value[col[(j, t, n)]] for j, (t, n) in chosen.items()))
+
+
+# HiGHS 1.12.0 prints a debug line to stdout, whatever ``output_flag`` says, when an assignment found
+# in its presolved model fails the original model's rows (seen after its primal heuristics, and after
+# symmetry handling on presolved models).  With presolve and the heuristics off no run printed
+# (docs/crius.md, "Sia"); the seed (the rounded LP) and the node LPs give the incumbents.
+_QUIET = (("presolve", "off"), ("mip_heuristic_effort", 0.0),
+                  *((f"mip_heuristic_run_{h}", False)
+                    for h in ("feasibility_jump", "rins", "rens", "root_reduced_cost", "zi_round", "shifting")))
+
+
+def exact_mip(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np.ndarray, counts: np.ndarray,
+              value: np.ndarray, start: dict[int, Shape], max_nodes: int) -> tuple[dict[int, Shape], float] | None:
+    """HiGHS's MIP on Sia's ILP, seeded with ``start``, stopped after ``max_nodes`` branch-and-bound
+    nodes: its best assignment and its upper bound on the optimum; None if it has no assignment.
+
+    The limit counts nodes, not seconds, so a run gives the same answer on any machine (HiGHS's MIP
+    is deterministic for a given model and options).  ``output_flag`` off keeps it silent: nothing
+    reaches file descriptors 1 or 2 (``tests/crius/test_truth_costs_baselines.py``)."""
+    h = highs_binding()
+    nvars, nrows = len(value), n_jobs + len(capacity)
+    indices = np.empty(2 * nvars, dtype=np.int32)
+    indices[0::2], indices[1::2] = jobs_idx, n_jobs + types
+    data = np.empty(2 * nvars)
+    data[0::2], data[1::2] = 1.0, counts
+    highs = h._Highs()
+    for name, setting in (("output_flag", False), ("mip_max_nodes", int(max_nodes)),
+                          # ties are worth KEEP_EDGE (0.5% of one job): stop only when proven far closer
+                          ("mip_rel_gap", 1e-6), *_QUIET):
+        highs.setOptionValue(name, setting)
+    highs.passModel(nvars, nrows, 2 * nvars, int(h.MatrixFormat.kColwise), int(h.ObjSense.kMinimize), 0.0,
+                    -np.asarray(value, dtype=float), np.zeros(nvars), np.ones(nvars),
+                    np.full(nrows, -h.kHighsInf), np.concatenate([np.ones(n_jobs), capacity]).astype(float),
+                    np.arange(0, 2 * nvars + 1, 2, dtype=np.int32), indices, data,
+                    np.full(nvars, int(h.HighsVarType.kInteger), dtype=np.int32))
+    col = _column_of(jobs_idx, types, counts)
+    seed = np.zeros(nvars)
+    seed[[col[(j, t, n)] for j, (t, n) in start.items()]] = 1.0
+    sol = h.HighsSolution()
+    sol.col_value = seed.tolist()
+    highs.setSolution(sol)
+    if highs.run() == h.HighsStatus.kError:
+        return None
+    info = highs.getInfo()
+    if info.primal_solution_status != 2:  # kSolutionStatusFeasible: no assignment kept
+        return None
+    picked = np.flatnonzero(np.asarray(highs.getSolution().col_value) > 0.5)
+    used = np.zeros(len(capacity))
+    np.add.at(used, types[picked], counts[picked])
+    if len(set(jobs_idx[picked].tolist())) < len(picked) or np.any(used > capacity):
+        return None  # not an assignment (not seen): the rounded LP stands
+    chosen = {int(jobs_idx[k]): (int(types[k]), int(counts[k])) for k in picked}
+    return chosen, -float(info.mip_dual_bound)
+
+
+def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np.ndarray, counts: np.ndarray,
+               value: np.ndarray) -> Solved | None:
+    """Sia's ILP through its LP relaxation.
 
     A basic optimum (dual simplex) of the relaxation is integral but for at most one job per GPU
     type: a fractional job needs a tight capacity row to hold it there.  The integral part is kept,
