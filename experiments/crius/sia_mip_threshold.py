@@ -1,7 +1,7 @@
 """Where Sia's exact MIP is cheap: what it costs and gains, by problem size (issue 22).
 
     python experiments/crius/sia_mip_threshold.py [--scenario testbed|sim] [--setting derived|authors]
-                                                  [--every K] [--nodes N]
+                                                  [--every K] [--nodes N] [--max-cols C]
 
 Runs Sia on the scenario with the rounded LP alone (``mip_nodes=0``), keeps every K-th of its
 allocation problems, then solves each again with HiGHS's MIP at any size (at most N nodes) and
@@ -67,13 +67,14 @@ def with_fd1_captured(fn):
     return out, len(b"".join(chunks).splitlines())
 
 
-def measure(problems: list[tuple], nodes: int) -> list[tuple]:
+def measure(problems: list[tuple], nodes: int, max_cols: int) -> list[tuple]:
     """Per problem: columns, LP loss bound, MIP loss bound, MIP CPU s, MIP ran, proven, stray lines."""
     rows = []
     for p in problems:
         lp = sia.rounded_lp(*p)
-        if lp is None or lp.gap <= 1e-12:
-            rows.append((len(p[5]), 0.0, 0.0, 0.0, False, True, 0))
+        if lp is None or lp.gap <= 1e-12 or len(p[5]) > max_cols:
+            gap = 0.0 if lp is None else lp.gap
+            rows.append((len(p[5]), gap, gap, 0.0, False, gap <= 1e-12, 0))
             continue
         c0 = time.process_time()
         got, stray = with_fd1_captured(lambda: sia.solve(*p, mip_cols=10**9, mip_nodes=nodes))
@@ -89,9 +90,13 @@ def report(rows: list[tuple], every: int) -> str:
         b = a[(a[:, 0] > lo) & (a[:, 0] <= hi)]
         if not len(b):
             continue
-        f = b[b[:, 4] > 0]
+        f = b[b[:, 1] > 1e-12]
         if not len(f):
             lines.append(f"| ({lo}, {hi}] | {len(b)} | 0 | - | - | 0 | - | 0 |")
+            continue
+        if not f[:, 4].any():
+            lines.append(f"| ({lo}, {hi}] | {len(b)} | {len(f)} | {100 * f[:, 1].mean():.3f}% / "
+                         f"{100 * f[:, 1].max():.2f}% | not run (--max-cols) | - | - | - |")
             continue
         lines.append(f"| ({lo}, {hi}] | {len(b)} | {len(f)} | {100 * f[:, 1].mean():.3f}% / {100 * f[:, 1].max():.2f}% "
                      f"| {100 * f[:, 2].mean():.4f}% / {100 * f[:, 2].max():.3f}% | "
@@ -106,11 +111,12 @@ def main() -> None:
     ap.add_argument("--setting", default="derived", choices=["derived", "authors"])
     ap.add_argument("--every", type=int, default=1, help="measure every K-th problem (the sim has ~5,600)")
     ap.add_argument("--nodes", type=int, default=sia.MIP_MAX_NODES, help="the MIP's node limit")
+    ap.add_argument("--max-cols", type=int, default=10**9, help="run the MIP only on problems up to this size")
     args = ap.parse_args()
     problems = record(args.scenario, args.setting)
     print(f"{args.scenario}, {args.setting}: {len(problems)} problems, every {args.every}th measured, "
           f"MIP at most {args.nodes} nodes (Sia's threshold: {sia.MIP_MAX_COLS} columns)\n")
-    print(report(measure(problems[::args.every], args.nodes), args.every))
+    print(report(measure(problems[::args.every], args.nodes, args.max_cols), args.every))
 
 
 if __name__ == "__main__":

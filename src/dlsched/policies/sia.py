@@ -90,7 +90,13 @@ from dlsched.workload.models import get_model
 
 
 KEEP_EDGE = 0.005  # a running job's current configuration counts 0.5% more: ties keep the incumbent
-MIP_MAX_COLS = 700  # the exact MIP runs on problems up to this many (job, configuration) columns
+# The exact MIP runs where the rounded LP is fractional and the problem has at most MIP_SMALL_COLS
+# (job, configuration) columns, or at most MIP_MAX_COLS where the rounded LP may have lost more than
+# MIP_MIN_GAP of the objective: mid-sized MIPs cost tens of ms each, worth it for the testbed's
+# few-percent losses, not for the simulation's tenths of a percent (docs/crius.md, "Sia")
+MIP_SMALL_COLS = 400
+MIP_MAX_COLS = 700
+MIP_MIN_GAP = 0.01
 MIP_MAX_NODES = 200  # and stops after this many branch-and-bound nodes (a count: deterministic)
 
 
@@ -291,8 +297,9 @@ class Sia(JobPolicy):
         d = super().describe()
         d.update({"round_s": self.period, "window": self.window, "power": self.power, **self.replan.describe(),
                   "scheduling_profile": "data-parallel",
-                  "solver": (f"LP relaxation's basic optimum rounded (HiGHS dual simplex); where fractional "
-                             f"and at most {MIP_MAX_COLS} columns, HiGHS's MIP from it, {MIP_MAX_NODES} nodes at most")})
+                  "solver": (f"LP relaxation's basic optimum rounded (HiGHS dual simplex); where fractional and "
+                             f"at most {MIP_SMALL_COLS} columns (or {MIP_MAX_COLS} with a loss bound over "
+                             f"{MIP_MIN_GAP:.0%}), HiGHS's MIP from it, {MIP_MAX_NODES} nodes at most")})
         return d
 
 
@@ -317,12 +324,15 @@ def solve(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np.nda
     Column k is job ``jobs_idx[k]`` on ``counts[k]`` GPUs of type ``types[k]``.
 
     First the LP relaxation's basic optimum (``rounded_lp``): integral, and then the ILP's optimum,
-    unless a capacity row splits a job.  When it is not integral and the problem has at most
-    ``mip_cols`` columns, HiGHS's branch and bound (``exact_mip``) starts from the rounded answer
+    unless a capacity row splits a job.  When it is not integral and the problem is small (at most
+    ``MIP_SMALL_COLS`` columns, or ``mip_cols`` where the rounded answer may have lost more than
+    ``MIP_MIN_GAP``), HiGHS's branch and bound (``exact_mip``) starts from the rounded answer
     and runs at most ``mip_nodes`` nodes; the better of the two is kept (the rounded one on a tie),
     and the bound is the lower of the LP's and the MIP's."""
     lp = rounded_lp(capacity, n_jobs, jobs_idx, types, counts, value)
-    if lp is None or lp.gap <= 1e-12 or len(value) > mip_cols or mip_nodes <= 0 or highs_binding() is None:
+    if lp is None or lp.gap <= 1e-12 or mip_nodes <= 0 or highs_binding() is None:
+        return lp
+    if len(value) > mip_cols or (len(value) > min(MIP_SMALL_COLS, mip_cols) and lp.gap <= MIP_MIN_GAP):
         return lp
     mip = exact_mip(capacity, n_jobs, jobs_idx, types, counts, value, lp.chosen, mip_nodes)
     if mip is None:
