@@ -157,36 +157,89 @@ def test_sia_skips_only_solves_whose_answer_is_the_present(testbed, perf, monkey
     assert res.stats["schedule_calls"] < ref.stats["schedule_calls"]
 
 
-@pytest.mark.parametrize("seed", [3, 4, 5, 6])
-def test_sia_rounded_lp_against_brute_force(testbed, seed):
-    """The LP relaxation's bound is at least the ILP's optimum, the rounded answer is feasible, and
-    it loses at most the fractional jobs' values (one job per GPU type at most)."""
+def _sia_problem(cap: list[int], n_jobs: int, seed: int):
+    """A random Sia ILP: every job may take 4, 8, 16 or 32 GPUs of any type, at random values."""
+    rng = np.random.default_rng(seed)
+    shapes = [(t, n) for t in range(len(cap)) for n in (4, 8, 16, 32)]
+    keys = [(j, s) for j in range(n_jobs) for s in shapes]
+    value = rng.uniform(1, 10, len(keys))
+    args = (np.asarray(cap, dtype=float), n_jobs, np.array([j for j, _ in keys]), np.array([s[0] for _, s in keys]),
+            np.array([s[1] for _, s in keys]), value)
+    return args, shapes, keys
+
+
+def _sia_brute_force(cap, n_jobs, shapes, keys, value) -> float:
     import itertools
 
-    from dlsched.policies.sia import solve
-
-    rng = np.random.default_rng(seed)
-    cap = [int(c) for c in testbed.type_gpus]
-    shapes = [(t, n) for t in range(len(cap)) for n in (4, 8, 16, 32)]
-    keys = [(j, s) for j in range(4) for s in shapes]
-    value = rng.uniform(1, 10, len(keys))
-    got = solve(np.asarray(cap, dtype=float), 4, np.array([j for j, _ in keys]), np.array([s[0] for _, s in keys]),
-                np.array([s[1] for _, s in keys]), value)
     best = 0.0
-    for pick in itertools.product([None] + shapes, repeat=4):
+    for pick in itertools.product([None] + shapes, repeat=n_jobs):
         used = [0] * len(cap)
         for s in pick:
             if s is not None:
                 used[s[0]] += s[1]
         if all(u <= c for u, c in zip(used, cap)):
             best = max(best, sum(value[keys.index((j, s))] for j, s in enumerate(pick) if s is not None))
+    return best
+
+
+def _check_assignment(got, cap, keys, value) -> float:
     ours = sum(value[keys.index((j, s))] for j, s in got.chosen.items())
     assert ours == pytest.approx(got.value)
-    assert got.bound >= best - 1e-9 >= ours - 2e-9
-    assert best - len(cap) * value.max() <= ours
     assert got.gap == pytest.approx(max(0.0, 1 - ours / got.bound))
     for t in range(len(cap)):
         assert sum(s[1] for s in got.chosen.values() if s[0] == t) <= cap[t]
+    return ours
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5, 6])
+def test_sia_rounded_lp_against_brute_force(testbed, seed):
+    """The LP relaxation's bound is at least the ILP's optimum, the rounded answer is feasible, and
+    it loses at most the fractional jobs' values (one job per GPU type at most)."""
+    from dlsched.policies.sia import rounded_lp
+
+    cap = [int(c) for c in testbed.type_gpus]
+    args, shapes, keys = _sia_problem(cap, 4, seed)
+    got = rounded_lp(*args)
+    best = _sia_brute_force(cap, 4, shapes, keys, args[-1])
+    ours = _check_assignment(got, cap, keys, args[-1])
+    assert got.bound >= best - 1e-9 >= ours - 2e-9
+    assert best - len(cap) * args[-1].max() <= ours
+
+
+def test_sia_solve_is_exact_against_brute_force(testbed):
+    """Where the relaxation is fractional, the MIP (seeded with the rounded LP) finds the ILP's optimum
+    on these small problems and proves it (gap 0); where it is integral, the LP's answer is kept."""
+    from dlsched.policies.sia import rounded_lp, solve
+
+    cap = [int(c) for c in testbed.type_gpus]
+    fractional = 0
+    for seed in range(3, 15):
+        args, shapes, keys = _sia_problem(cap, 4, seed)
+        got = solve(*args)
+        best = _sia_brute_force(cap, 4, shapes, keys, args[-1])
+        assert _check_assignment(got, cap, keys, args[-1]) == pytest.approx(best, rel=1e-9)
+        assert got.gap == pytest.approx(0.0, abs=1e-9)
+        lp = rounded_lp(*args)
+        fractional += lp.gap > 0
+        assert got.mip == (lp.gap > 0) and got.value >= lp.value
+    assert fractional >= 3, "the seeds should give the MIP something to do"
+
+
+def test_sia_mip_limits_and_determinism(testbed):
+    """No nodes, or a problem over the column threshold: the rounded LP stands.  The node limit is a
+    count, so the same problem gives the same answer every time, even when the limit stops it."""
+    from dlsched.policies.sia import rounded_lp, solve
+
+    cap = [int(c) for c in testbed.type_gpus]
+    args, _, _ = _sia_problem(cap, 12, 7)
+    lp = rounded_lp(*args)
+    assert lp.gap > 0
+    for off in (solve(*args, mip_nodes=0), solve(*args, mip_cols=len(args[-1]) - 1)):
+        assert (off.chosen, off.value, off.bound, off.mip) == (lp.chosen, lp.value, lp.bound, False)
+    for nodes in (1, 200):
+        runs = [solve(*args, mip_nodes=nodes) for _ in range(3)]
+        assert all((r.chosen, r.value, r.bound) == (runs[0].chosen, runs[0].value, runs[0].bound) for r in runs)
+        assert runs[0].mip and runs[0].value >= lp.value and runs[0].bound <= lp.bound
 
 
 def test_sia_solve_is_exact_when_the_relaxation_is_integral():
@@ -200,12 +253,12 @@ def test_sia_solve_is_exact_when_the_relaxation_is_integral():
 
 
 def test_sia_prints_nothing(testbed, perf, capfd):
-    """HiGHS is silenced by its own option: nothing reaches file descriptor 1 or 2 during a run."""
+    """HiGHS is silenced by its own options (the MIP's included): nothing reaches file descriptor 1 or 2."""
     jobs = _jobs(testbed, n=12, gap_s=30)
     p = make_policy("sia")
     Simulator(testbed, p, jobs, perf=perf, config=SimConfig(seed=0)).run()
     out, err = capfd.readouterr()
-    assert p.solves > 0 and out == "" and err == ""
+    assert p.solves > 0 and p.mip_solves > 0 and out == "" and err == ""
     stats = p.solve_stats()
     assert stats["solves"] == p.solves and 0 <= stats["gap_mean_pct"] <= stats["gap_worst_pct"] < 100
 

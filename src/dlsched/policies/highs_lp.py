@@ -66,6 +66,11 @@ def binding_available() -> bool:
     return _BINDING is not None
 
 
+def binding():
+    """The HiGHS binding in use (for models other than the box LP, e.g. Sia's MIP), or None."""
+    return _BINDING[0] if binding_available() else None  # type: ignore[index]
+
+
 def solve_box_lp(c_max: np.ndarray, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                  b: np.ndarray) -> np.ndarray | None:
     """``argmax c_max @ x`` s.t. ``A x <= b``, ``0 <= x <= 1`` (A in CSC form); None unless optimal."""
