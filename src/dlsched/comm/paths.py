@@ -58,11 +58,14 @@ def _by_ports(view: CommView, paths, routes, load: dict[int, float], rate: float
     that route's least worst link and least total load at once, and its lowest index."""
     best, best_key = 0, None
     net = view.network_links
+    least: dict[int, int] = {}  # a bundle (by its first link; routes share bundles) -> its least loaded port
     for r, hops in enumerate(routes):
         worst = total = 0.0
         picks = []
         for hop in hops:
-            k = min(range(len(hop)), key=lambda p: load.get(hop[p], 0.0)) if len(hop) > 1 else 0
+            k = least.get(hop[0])
+            if k is None:
+                k = least[hop[0]] = min(range(len(hop)), key=lambda p: load.get(hop[p], 0.0)) if len(hop) > 1 else 0
             picks.append(k)
             l = hop[k]
             if l in net:

@@ -36,9 +36,9 @@ class PathSet(Sequence):
     """The equal-cost candidates between two NICs: ``routes`` (each a tuple of hops, each hop the
     tuple of its parallel port links), indexed lazily (route by route, ports lexicographically)."""
 
-    __slots__ = ("routes", "_offsets", "_len", "_where")
+    __slots__ = ("routes", "_offsets", "_len", "_route_of", "_base")
 
-    def __init__(self, routes: list[tuple[tuple[int, ...], ...]]):
+    def __init__(self, routes: list[tuple[tuple[int, ...], ...]], base: Sequence[int] | None = None):
         self.routes = tuple(routes)
         offsets, n = [], 0
         for r in self.routes:
@@ -47,7 +47,12 @@ class PathSet(Sequence):
             for hop in r:
                 size *= len(hop)
             n += size
-        self._offsets, self._len, self._where = offsets, n, None
+        self._offsets, self._len = offsets, n
+        # a route by its bundles' first links; a port's position is its offset from that first link
+        # (``LinkGraph.cable`` numbers a bundle's ports consecutively)
+        # (``base[l]``: the first link of link ``l``'s bundle, from the graph)
+        self._route_of = {tuple(hop[0] for hop in r): i for i, r in enumerate(self.routes)}
+        self._base = base
 
     def __len__(self) -> int:
         return self._len
@@ -76,11 +81,15 @@ class PathSet(Sequence):
 
     def index(self, path, *args) -> int:
         path = tuple(path)
-        if self._where is None:
-            self._where = [[{l: k for k, l in enumerate(hop)} for hop in r] for r in self.routes]
-        for r, hops in enumerate(self._where):
+        if self._base is not None:
+            r = self._route_of.get(tuple(self._base[l] if 0 <= l < len(self._base) else -1 for l in path))
+            rs = () if r is None else (r,)
+        else:
+            rs = range(len(self.routes))
+        for r in rs:
+            hops = self.routes[r]
             if len(hops) == len(path) and all(l in h for l, h in zip(path, hops)):
-                return self.index_of(r, [h[l] for l, h in zip(path, hops)])
+                return self.index_of(r, [h.index(l) for l, h in zip(path, hops)])
         raise ValueError(f"{path} is not a candidate path")
 
     def __contains__(self, path) -> bool:
@@ -100,6 +109,8 @@ class PathTable:
         self._fabric = graph.graph.subgraph(switches)
         self._tor_paths: dict[tuple[str, str], list[tuple[str, ...]]] = {}
         self._nic_paths: dict[tuple[str, str], PathSet] = {}
+        self._bundles: dict[tuple[str, str], tuple[int, ...]] = {}  # one shared tuple per hop
+        self._base = [graph.graph[u][v]["ports"][0] for u, v in zip(graph.link_src, graph.link_dst)]
 
     def _switch_paths(self, a: str, b: str) -> list[tuple[str, ...]]:
         key = (a, b)
@@ -132,8 +143,14 @@ class PathTable:
         if cands:
             shortest = min(len(p) for p in cands)
             cands = sorted(set(p for p in cands if len(p) == shortest))
-        got = PathSet([tuple(tuple(self.g.ports(u, v)) for u, v in zip(p, p[1:])) for p in cands])
+        got = PathSet([tuple(self._bundle(u, v) for u, v in zip(p, p[1:])) for p in cands], self._base)
         self._nic_paths[key] = got
+        return got
+
+    def _bundle(self, u: str, v: str) -> tuple[int, ...]:
+        got = self._bundles.get((u, v))
+        if got is None:
+            got = self._bundles[(u, v)] = tuple(self.g.ports(u, v))
         return got
 
     def choose(self, src_nic: str, dst_nic: str, seed: int, job_id: str, flow: int,

@@ -25,7 +25,7 @@ GPU_LINK_Bps = 32e9  # GPU to its NIC: PCIe Gen4 x16, one direction (~32 GB/s th
 def ports_for(capacity_Bps: float, port_Bps: float) -> int:
     """Parallel ports that carry ``capacity_Bps`` at ``port_Bps`` each (at least one; the bundle
     keeps the capacity exactly, so a fraction of a port is spread over the nearest whole count)."""
-    return max(1, round(capacity_Bps / port_Bps)) if port_Bps > 0 else 1
+    return max(1, int(capacity_Bps / port_Bps + 0.5)) if port_Bps > 0 else 1
 
 
 def _host_uplinks(nics: int, tors: list[str], lat: float) -> list[list[tuple[str, float]]]:
@@ -35,8 +35,13 @@ def _host_uplinks(nics: int, tors: list[str], lat: float) -> list[list[tuple[str
 
 def clos(hosts: int, hosts_per_tor: int, aggs: int, nic_gbps: float = 200.0, nics_per_host: int = 1,
          gpus_per_host: int = 8, oversubscription: float = 1.0, host_latency_us: float = 2.0,
-         fabric_latency_us: float = 2.0, name: str = "clos") -> LinkGraph:
-    """Two-layer Clos: hosts under ToRs, every ToR cabled to every aggregation switch."""
+         fabric_latency_us: float = 2.0, name: str = "clos", port_gbps: float | None = None) -> LinkGraph:
+    """Two-layer Clos: hosts under ToRs, every ToR cabled to every aggregation switch.
+
+    ``port_gbps``: the switch ports' speed (default: a NIC port's, ``nic_gbps``); 0 makes each
+    ToR-aggregation bundle one link (the section 4.4 micro-benchmark's model: one path per
+    aggregation switch, as the paper enumerates).
+    """
     _positive(hosts=hosts, hosts_per_tor=hosts_per_tor, aggs=aggs, nics_per_host=nics_per_host,
               gpus_per_host=gpus_per_host)
     g = LinkGraph(name)
@@ -55,7 +60,8 @@ def clos(hosts: int, hosts_per_tor: int, aggs: int, nic_gbps: float = 200.0, nic
         under = min(hosts, (t + 1) * hosts_per_tor) - t * hosts_per_tor
         up = under * nics_per_host * nic_gbps * GBIT / oversubscription / aggs
         for a in agg_names:
-            g.cable(s, a, up, fabric_latency_us * 1e-6, ports_for(up, nic_gbps * GBIT))
+            g.cable(s, a, up, fabric_latency_us * 1e-6,
+                    ports_for(up, (nic_gbps if port_gbps is None else port_gbps) * GBIT))
     return g
 
 
