@@ -65,7 +65,7 @@ def _by_ports(view: CommView, paths, routes, load: dict[int, float], rate: float
         for hop in hops:
             k = least.get(hop[0])
             if k is None:
-                k = least[hop[0]] = min(range(len(hop)), key=lambda p: load.get(hop[p], 0.0)) if len(hop) > 1 else 0
+                k = least[hop[0]] = _least_port(hop, load)
             picks.append(k)
             l = hop[k]
             if l in net:
@@ -77,3 +77,14 @@ def _by_ports(view: CommView, paths, routes, load: dict[int, float], rate: float
         if best_key is None or key < best_key:
             best, best_key = c, key
     return best
+
+
+def _least_port(hop: tuple[int, ...], load: dict[int, float]) -> int:
+    """The least loaded port of a bundle, the lowest on ties; an idle one ends the search (loads are
+    never negative), which on wide bundles (hundreds of ports) is the common case."""
+    if len(hop) == 1:
+        return 0
+    for p, l in enumerate(hop):
+        if not load.get(l, 0.0):
+            return p
+    return min(range(len(hop)), key=lambda p: load[hop[p]])

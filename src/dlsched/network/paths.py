@@ -10,7 +10,7 @@ communication policy may pin a job's flows to chosen candidates instead.
 Parallel ports.  Two switches joined by a bundle of k ports (``LinkGraph.cable(...,
 ports=k)``) are k links; a candidate path takes one port on every hop, so a switch
 route of hops with k1, k2, ... ports stands for k1 * k2 * ... candidates.  They are
-too many to list on wide fabrics (double-sided: 58 x 58 per route), so ``PathSet``
+too many to list on wide fabrics (double-sided: 116 x 7 x 7 x 116 per route), so ``PathSet``
 holds the routes and their hops and numbers the candidates lazily: route by route,
 ports in lexicographic order.  With one port per hop it is exactly the old list.
 """
