@@ -2,6 +2,7 @@
 
     PYTHONPATH=src python experiments/crux/trace_grid.py [--jobs 300] [--days 1] [--out /tmp/crux-grid]
         [--topologies crux-clos,crux-clos@2,crux-clos@4,crux-double-sided,crux-lingjun] [--policy fcfs]
+        [--placement packed|first-free]
 
 ``SPEC@R`` is that spec at R:1 uplinks (the paper states 1:1; 2:1 and 4:1 show the sensitivity).
 Prints, per fabric and scheduler, the paper's GPU utilisation (computation over cluster time), the
@@ -31,6 +32,9 @@ def main() -> int:
     ap.add_argument("--comm", default=",".join(COMM))
     ap.add_argument("--scale-batch", action="store_true", help="jobs scale their batch with their GPUs "
                     "(weak scaling) instead of keeping one host's batch")
+    ap.add_argument("--placement", default="packed", choices=["packed", "first-free"],
+                    help="how the job policy places jobs (simulate --placement; first-free fragments the "
+                    "cluster as the paper's production scheduler did)")
     ap.add_argument("--resume", action="store_true", help="keep runs already finished under --out")
     a = ap.parse_args()
     out = Path(a.out)
@@ -43,10 +47,11 @@ def main() -> int:
         gpus, largest = TOPOLOGIES[name]
         got = trace_runs(d, a.jobs, a.days, cluster=spec, gpus=gpus, max_gpus=largest, policies=[a.policy],
                          comms=a.comm.split(","), host_batch=not a.scale_batch, resume=a.resume,
+                         placement=a.placement,
                          progress=lambda i, n, what: print(f"  [{i}/{n}] {what}", file=sys.stderr, flush=True))
         for (_, c), m in got.items():
             rows[(topo, c)] = m
-        print(f"\n{topo} ({a.jobs} jobs, {a.days:g} days, {a.policy}; paper: {PAPER.get(name, 'no figure')})")
+        print(f"\n{topo} ({a.jobs} jobs, {a.days:g} days, {a.policy}, {a.placement}; paper: {PAPER.get(name, 'no figure')})")
         base = got[(a.policy, "ecmp")]["gpu_compute_utilization"] if (a.policy, "ecmp") in got else None
         print(f"{'comm':<11} {'GPU util':>9} {'vs ecmp':>8} {'busy compute':>13} {'exposed comm':>13} "
               f"{'largest group':>14} {'solves':>7}", flush=True)

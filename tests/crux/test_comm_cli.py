@@ -42,3 +42,25 @@ def test_serve_refuses_a_bad_level_count_before_ray(tmp_path, capsys):
                "--state", str(tmp_path / "state")])
     assert rc != 0 and "--comm-reserved 2" in capsys.readouterr().err
     assert not (tmp_path / "state").exists()  # nothing written, Ray never started
+
+
+def test_first_free_placement_from_the_cli(tmp_path, capsys):
+    # the same jobs under both placements: first-free is recorded in summary.json, every job still
+    # runs, and a bad value is refused by argparse with a message, not a traceback
+    runs = {}
+    for placement in ("packed", "first-free"):
+        out = tmp_path / placement
+        assert main(["simulate", "--jobs", "40", "--days", "0.05", "--cluster", "crux-testbed", "--policy", "fcfs",
+                     "--comm", "ecmp", "--placement", placement, "--out", str(out), "--quiet",
+                     "--fit-requests"]) == 0
+        runs[placement] = json.loads((out / "summary.json").read_text())
+    assert runs["first-free"]["params"]["placement"] == "first-free"
+    assert "placement" not in runs["packed"]["params"]  # the default leaves summary.json as it was
+    assert runs["first-free"]["summary"]["finished"] == runs["packed"]["summary"]["finished"] == 40
+    capsys.readouterr()
+    try:
+        main(["simulate", "--jobs", "5", "--cluster", "crux-testbed", "--placement", "scatter",
+              "--out", str(tmp_path / "bad"), "--quiet"])
+    except SystemExit as e:
+        assert e.code == 2
+    assert "invalid choice: 'scatter'" in capsys.readouterr().err

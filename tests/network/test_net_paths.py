@@ -23,8 +23,32 @@ def test_double_sided_hosts_reach_each_other_over_many_paths():
     pt = PathTable(g)
     # host0 and host3 sit on the same ToR pair: through the ToR directly
     assert len(pt.paths("host0/nic0", "host3/nic0")) == 1
-    # other pairs climb to the pod's 4 aggregation switches and the 4 cores: 4 x 4 x 4 paths
-    assert len(pt.paths("host0/nic0", "host1/nic0")) == 64
+    # other pairs climb to the pod's 4 aggregation switches and the 4 cores: 4 x 4 x 4 switch routes.
+    # Each is a bundle of 200 Gb/s ports (a ToR carries 4 hosts x 4 NICs over 4 aggregation switches:
+    # 4 ports each; an aggregation switch 2 ToRs x 800 Gb/s over 4 cores: 2 ports), and every port
+    # combination is a candidate: 64 routes x (4 x 2 x 2 x 4) ports.  (Before ports were modelled,
+    # a bundle was one link and this was 64.)
+    ps = pt.paths("host0/nic0", "host1/nic0")
+    assert len(ps.routes) == 64
+    assert [len(h) for h in ps.routes[0]] == [1, 4, 2, 2, 4, 1]
+    assert len(ps) == 64 * 4 * 2 * 2 * 4
+    assert all(ps.index(ps[i]) == i for i in (0, 1, 63, 64, 4095))
+
+
+def test_port_bundle_is_separate_links_each_a_share():
+    # a ToR of 2 hosts x 4 NICs x 200 Gb/s at 1:1 over 2 aggregation switches: 4 ports of 200 Gb/s each
+    g = clos(4, 2, 2, nics_per_host=4)
+    ports = g.ports("tor0", "agg0")
+    assert len(ports) == 4
+    assert all(g.capacity[l] == 200e9 / 8 for l in ports)
+    assert len({g.link_name(l) for l in ports}) == 4
+    pt = PathTable(g)
+    ps = pt.paths("host0/nic0", "host2/nic0")
+    assert len(ps.routes) == 2 and len(ps) == 2 * 4 * 4  # aggregation switch, then a port up and a port down
+    assert [g.link_dst[l] for l in ps[0]] == ["tor0", "agg0", "tor1", "host2/nic0"]
+    # ECMP spreads flows over every port, not only every switch
+    ups = {pt.choose("host0/nic0", "host2/nic0", 0, f"j{i}", 0)[1] for i in range(400)}
+    assert ups == set(g.ports("tor0", "agg0")) | set(g.ports("tor0", "agg1"))
 
 
 def test_ecmp_collisions_match_hashing_rate():

@@ -10,15 +10,16 @@ time a job starts, stops, moves or is re-planned (see ``scheduled.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
 
 @dataclass(frozen=True)
 class CommFlow:
-    """One flow of a job's all-reduce ring: its bytes per iteration and candidate paths (link ids)."""
+    """One flow of a job's all-reduce ring: its bytes per iteration and candidate paths (link ids;
+    a ``network.paths.PathSet`` from the flow model, any sequence of paths in hand-made views)."""
 
     nbytes: float
-    candidates: tuple[tuple[int, ...], ...]
+    candidates: Sequence[tuple[int, ...]]
     chosen: int  # index of the candidate it takes now (ECMP's pick unless pinned)
 
 

@@ -116,7 +116,7 @@ def build_view(flow, placed: dict[str, tuple[int, float, float]], arrival: dict[
         traffic = flow.traffic(j)
         flows = []
         for f in traffic.flows:
-            cands = tuple(flow.paths.paths(f.src_nic, f.dst_nic))
+            cands = flow.paths.paths(f.src_nic, f.dst_nic)  # a PathSet: indexed lazily, never listed
             flows.append(CommFlow(f.nbytes, cands, cands.index(tuple(f.links[1:-1]))))
         # solo network seconds as the flow model computes them: bytes per flow over its narrowest share
         D = 0.0

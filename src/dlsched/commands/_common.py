@@ -56,6 +56,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                         "those speeds under every policy; --perf prices only what the table lacks, "
                         "counted in summary.json under params.replay (docs/replay.md)")
     add_comm_args(p)
+    p.add_argument("--placement", default="packed", choices=["packed", "first-free"],
+                   help="packed: job policies place jobs on the fewest nodes and racks (default); "
+                        "first-free: the first free GPUs in node order, as a topology-oblivious cluster "
+                        "scheduler fragments a cluster (CRUX section 2; cluster/oblivious.py)")
     p.add_argument("--debug", action="store_true", help="check engine invariants at every event (slow)")
     p.add_argument("--max-time", type=positive_float, default=None, help="stop the simulation at this time (s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -104,10 +108,15 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
                         "(default: checkpoint at preemption)")
 
 
-def load_cluster(name: str) -> Cluster:
+def load_cluster(name: str, placement: str = "packed") -> Cluster:
     from dlsched.cluster.topology import Cluster
 
-    return Cluster.load(name)
+    cluster = Cluster.load(name)
+    if placement != "packed":
+        from dlsched.cluster.oblivious import set_placement
+
+        set_placement(cluster, placement)
+    return cluster
 
 
 def sim_config(args) -> SimConfig:

@@ -37,7 +37,7 @@ def run(args) -> int:
         check_out_dir(f"{args.out}/{name}")
     options = c.policy_options(args.option, names)
     policies = [make_policy(n, **options[n]) for n in names]  # fail on a bad name before any work
-    cluster = c.load_cluster(args.cluster)
+    cluster = c.load_cluster(args.cluster, args.placement)
     perf = c.perf_model(args, cluster)
     jobs, info = load_jobs(args, cluster, perf)
     summaries = {}

@@ -37,7 +37,7 @@ def run(args) -> int:
     check_out_dir(args.out)
     options = c.policy_options(args.option, [args.policy])[args.policy]
     policy = make_policy(args.policy, **options)
-    cluster = c.load_cluster(args.cluster)
+    cluster = c.load_cluster(args.cluster, args.placement)
     perf = c.perf_model(args, cluster)
     jobs, info = load_jobs(args, cluster, perf)
     sim = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
@@ -45,6 +45,8 @@ def run(args) -> int:
     with c.progress_bar(args.quiet, f"{policy.name} on {cluster.name}") as cb:
         result = sim.run(progress=cb)
     params = {**result.params, **info, "policy_options": used_options(args.policy, options)}
+    if args.placement != "packed":  # default runs keep their summary.json byte for byte
+        params["placement"] = args.placement
     out = write_results(args.out, result.records, result.series, result.summary, params,
                         timings=result.stats)
     from dlsched.report.provenance import args_config, write_provenance

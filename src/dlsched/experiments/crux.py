@@ -50,8 +50,9 @@ PAPER_TESTBED_GAIN = {"GPT 32 + 2 BERT 8": (12.9, "paper: +8.3% to +12.9% as con
                       "PCIe: BERT 8 + BERT 8 interleaved": (14.8, "paper: +9.5% to +14.8% (its PCIe cases)")}
 
 
-def testbed_case(jobs, comm: str | None) -> tuple[float, dict[str, float]]:
-    """(GPU utilisation of the jobs together, each job's utilisation) on crux-testbed."""
+def testbed_case(jobs, comm: str | None, seed: int = 0) -> tuple[float, dict[str, float]]:
+    """(GPU utilisation of the jobs together, each job's utilisation) on crux-testbed (``seed``: the
+    ECMP hash's; with 6 ports per ToR-aggregation pair, where flows collide depends on it)."""
     from dlsched.cluster.topology import Cluster
     from dlsched.comm import ScheduledContention, make_comm_policy
     from dlsched.network.contention import FlowContention
@@ -61,7 +62,7 @@ def testbed_case(jobs, comm: str | None) -> tuple[float, dict[str, float]]:
 
     cluster = Cluster.load("crux-testbed")
     perf = default_perf_model(cluster)
-    flow = FlowContention.for_cluster(cluster)
+    flow = FlowContention.for_cluster(cluster, seed=seed)
     model = ScheduledContention(flow, make_comm_policy(comm, levels=8, reserved=2)) if comm else flow
     costs = {}
     first = [n.first_gpu for n in cluster.nodes]
@@ -75,14 +76,14 @@ def testbed_case(jobs, comm: str | None) -> tuple[float, dict[str, float]]:
     return sum(each.values()) / sum(n for n, _ in costs.values()), {j: each[j] / costs[j][0] for j in costs}
 
 
-def testbed() -> dict[str, dict[str, float]]:
+def testbed(seed: int = 0) -> dict[str, dict[str, float]]:
     out = {}
     for case, jobs in TESTBED.items():
         alone = {}
         for job in jobs:
-            alone[job[0]] = testbed_case([job], None)[0]
-        ecmp, _ = testbed_case(jobs, None)
-        crux, _ = testbed_case(jobs, "crux")
+            alone[job[0]] = testbed_case([job], None, seed)[0]
+        ecmp, _ = testbed_case(jobs, None, seed)
+        crux, _ = testbed_case(jobs, "crux", seed)
         n = {j: sum(len(list(l)) for _, l in hosts) for j, _, hosts in jobs}
         ideal = sum(alone[j] * n[j] for j in n) / sum(n.values())
         out[case] = {"ecmp": ecmp, "crux": crux, "alone": ideal}
@@ -183,9 +184,10 @@ def run_metrics(d: Path) -> dict[str, float]:
 def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos", gpus: int = 2768,
                max_gpus: int | None = None,
                policies=None, comms=None, progress=None, host_batch: bool = True,
-               resume: bool = False) -> dict[tuple[str, str], dict]:
+               resume: bool = False, placement: str = "packed") -> dict[tuple[str, str], dict]:
     """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run (``resume``:
-    keep a finished run's results; the trace is seeded, so it is the same file)."""
+    keep a finished run's results; the trace is seeded, so it is the same file; ``placement``:
+    ``simulate --placement``)."""
     from dlsched.cli import main
 
     trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch,
@@ -196,7 +198,7 @@ def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos"
         d = out_dir / f"{p}-{c}"
         done = resume and (d / "timing.json").exists()
         rc = 0 if done else main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", p, "--comm", c,
-                   "--out", str(d), "--quiet", "--fit-requests"])
+                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement])
         if rc:
             raise RuntimeError(f"simulate {p} {c} on {cluster} failed ({rc})")
         res[(p, c)] = run_metrics(d)

@@ -40,17 +40,30 @@ class LinkGraph:
     _lat: list[float] = field(default_factory=list)
     layers: dict[str, str] = field(default_factory=dict)  # switch/NIC node -> layer name (tor, agg, ...)
 
-    def cable(self, a: str, b: str, bandwidth_Bps: float, latency_s: float) -> None:
-        """Join ``a`` and ``b`` by a full-duplex cable (two directed links); parallel cables add up."""
+    def cable(self, a: str, b: str, bandwidth_Bps: float, latency_s: float, ports: int = 1) -> None:
+        """Join ``a`` and ``b`` by a full-duplex cable (two directed links); parallel cables add up.
+
+        ``ports`` > 1 joins them by that many parallel cables instead, each ``bandwidth_Bps / ports``
+        and each its own pair of links: a switch-to-switch bundle, over which ECMP hashes every flow
+        to one port (a flow never spreads over two), so two flows can collide on one port while
+        another idles.  ``graph[u][v]["ports"]`` lists the port links of a hop.
+        """
+        if ports < 1:
+            raise ValueError(f"cable {a}-{b}: ports must be at least 1, got {ports}")
         for u, v in ((a, b), (b, a)):
             if self.graph.has_edge(u, v):
-                self._cap[self.graph[u][v]["id"]] += bandwidth_Bps
+                ids = self.graph[u][v]["ports"]
+                if ports != 1 or len(ids) != 1:
+                    raise ValueError(f"cable {u}-{v}: a bundle of ports is cabled once")
+                self._cap[ids[0]] += bandwidth_Bps
                 continue
-            self.graph.add_edge(u, v, id=len(self._cap))
-            self.link_src.append(u)
-            self.link_dst.append(v)
-            self._cap.append(float(bandwidth_Bps))
-            self._lat.append(float(latency_s))
+            ids = list(range(len(self._cap), len(self._cap) + ports))
+            self.graph.add_edge(u, v, id=ids[0], ports=ids)
+            for _ in ids:
+                self.link_src.append(u)
+                self.link_dst.append(v)
+                self._cap.append(float(bandwidth_Bps) / ports)
+                self._lat.append(float(latency_s))
 
     def add_host(self, name: str, nic_Bps: list[float], gpus: int, gpu_Bps: float, gpu_latency_s: float,
                  uplinks: list[list[tuple[str, float]]]) -> Host:
@@ -85,10 +98,17 @@ class LinkGraph:
         return len(self._cap)
 
     def link_id(self, u: str, v: str) -> int:
+        """The link from ``u`` to ``v`` (the first port of a bundle)."""
         return self.graph[u][v]["id"]
 
+    def ports(self, u: str, v: str) -> list[int]:
+        """Every parallel link from ``u`` to ``v`` (one unless cabled with ``ports`` > 1)."""
+        return self.graph[u][v]["ports"]
+
     def link_name(self, i: int) -> str:
-        return f"{self.link_src[i]}->{self.link_dst[i]}"
+        u, v = self.link_src[i], self.link_dst[i]
+        ids = self.graph[u][v]["ports"]
+        return f"{u}->{v}" if len(ids) == 1 else f"{u}->{v}#{i - ids[0]}"
 
     def host_index(self) -> dict[str, int]:
         return {h.name: i for i, h in enumerate(self.hosts)}

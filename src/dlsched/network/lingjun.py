@@ -6,7 +6,8 @@ across their hosts), so each row is read as that host's own path up the
 fabric: the graph gets the cables host-ASW, ASW-PSW and PSW-DSW of every row,
 and paths between hosts are the shortest paths of that graph.  The file gives
 no bandwidths: NICs default to the CRUX testbed's 4 x 200 Gb/s (Fig. 18) and
-the fabric to the 1:1 oversubscription of the production cluster (section 2.2).
+the fabric to the 1:1 oversubscription of the production cluster (section 2.2), in
+switch ports as fast as a NIC port (``topologies.ports_for``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from dlsched.errors import InputError
 from dlsched.inputfile import read_head
 from dlsched.network.graph import LinkGraph
-from dlsched.network.topologies import GBIT, GPU_LINK_Bps, HOST_LINK_LATENCY_S
+from dlsched.network.topologies import GBIT, GPU_LINK_Bps, HOST_LINK_LATENCY_S, ports_for
 
 DEFAULT_PATH = "../shared/traces/alibaba-lingjun-2023/topo.csv"
 COLUMNS = ("ip", "DSW", "PSW", "ASW")
@@ -61,5 +62,5 @@ def read_lingjun(path: str | Path = DEFAULT_PATH, nic_gbps: float = 200.0, nics_
         up_asw[(a, p)] = up_asw.get((a, p), 0.0) + host_Bps
         up_psw[(p, d)] = up_psw.get((p, d), 0.0) + host_Bps
     for (u, v), bw in sorted({**up_asw, **up_psw}.items()):
-        g.cable(u, v, bw / oversubscription, lat)
+        g.cable(u, v, bw / oversubscription, lat, ports_for(bw / oversubscription, nic_gbps * GBIT))
     return g

@@ -6,11 +6,20 @@ ToR of the first to any ToR of the second, kept at the minimal length.  ECMP
 picks one per flow by a hash of (seed, job, flow index), as switches hash a
 flow's five-tuple: deterministic for a seed, uniform over the candidates.  A
 communication policy may pin a job's flows to chosen candidates instead.
+
+Parallel ports.  Two switches joined by a bundle of k ports (``LinkGraph.cable(...,
+ports=k)``) are k links; a candidate path takes one port on every hop, so a switch
+route of hops with k1, k2, ... ports stands for k1 * k2 * ... candidates.  They are
+too many to list on wide fabrics (double-sided: 116 x 7 x 7 x 116 per route), so ``PathSet``
+holds the routes and their hops and numbers the candidates lazily: route by route,
+ports in lexicographic order.  With one port per hop it is exactly the old list.
 """
 
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_right
+from collections.abc import Sequence
 
 import networkx as nx
 
@@ -23,6 +32,74 @@ def ecmp_hash(seed: int, job_id: str, flow: int) -> int:
     return int.from_bytes(d, "big")
 
 
+class PathSet(Sequence):
+    """The equal-cost candidates between two NICs: ``routes`` (each a tuple of hops, each hop the
+    tuple of its parallel port links), indexed lazily (route by route, ports lexicographically)."""
+
+    __slots__ = ("routes", "_offsets", "_len", "_route_of", "_base")
+
+    def __init__(self, routes: list[tuple[tuple[int, ...], ...]], base: Sequence[int] | None = None):
+        self.routes = tuple(routes)
+        offsets, n = [], 0
+        for r in self.routes:
+            offsets.append(n)
+            size = 1
+            for hop in r:
+                size *= len(hop)
+            n += size
+        self._offsets, self._len = offsets, n
+        # a route by its bundles' first links; a port's position is its offset from that first link
+        # (``LinkGraph.cable`` numbers a bundle's ports consecutively)
+        # (``base[l]``: the first link of link ``l``'s bundle, from the graph)
+        self._route_of = {tuple(hop[0] for hop in r): i for i, r in enumerate(self.routes)}
+        self._base = base
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> tuple[int, ...]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(f"path index {i} out of range ({self._len} paths)")
+        r = bisect_right(self._offsets, i) - 1
+        rest = i - self._offsets[r]
+        out = []
+        for hop in reversed(self.routes[r]):
+            rest, k = divmod(rest, len(hop))
+            out.append(hop[k])
+        return tuple(reversed(out))
+
+    def index_of(self, route: int, picks: Sequence[int]) -> int:
+        """The index of the candidate taking port ``picks[h]`` (a position in hop ``h``) on ``route``."""
+        i = 0
+        for hop, k in zip(self.routes[route], picks):
+            i = i * len(hop) + k
+        return self._offsets[route] + i
+
+    def index(self, path, *args) -> int:
+        path = tuple(path)
+        if self._base is not None:
+            r = self._route_of.get(tuple(self._base[l] if 0 <= l < len(self._base) else -1 for l in path))
+            rs = () if r is None else (r,)
+        else:
+            rs = range(len(self.routes))
+        for r in rs:
+            hops = self.routes[r]
+            if len(hops) == len(path) and all(l in h for l, h in zip(path, hops)):
+                return self.index_of(r, [h.index(l) for l, h in zip(path, hops)])
+        raise ValueError(f"{path} is not a candidate path")
+
+    def __contains__(self, path) -> bool:
+        try:
+            self.index(path)
+        except ValueError:
+            return False
+        return True
+
+
 class PathTable:
     """Cached equal-cost NIC-to-NIC paths (as tuples of link ids) of a link graph."""
 
@@ -31,7 +108,9 @@ class PathTable:
         switches = [n for n, layer in graph.layers.items() if layer != "nic"]
         self._fabric = graph.graph.subgraph(switches)
         self._tor_paths: dict[tuple[str, str], list[tuple[str, ...]]] = {}
-        self._nic_paths: dict[tuple[str, str], list[tuple[int, ...]]] = {}
+        self._nic_paths: dict[tuple[str, str], PathSet] = {}
+        self._bundles: dict[tuple[str, str], tuple[int, ...]] = {}  # one shared tuple per hop
+        self._base = [graph.graph[u][v]["ports"][0] for u, v in zip(graph.link_src, graph.link_dst)]
 
     def _switch_paths(self, a: str, b: str) -> list[tuple[str, ...]]:
         key = (a, b)
@@ -47,8 +126,8 @@ class PathTable:
             self._tor_paths[key] = got
         return got
 
-    def paths(self, src_nic: str, dst_nic: str) -> list[tuple[int, ...]]:
-        """Every shortest path from one NIC to another, as link ids; sorted, so indices are stable."""
+    def paths(self, src_nic: str, dst_nic: str) -> PathSet:
+        """Every shortest path from one NIC to another, as link ids; routes sorted, so indices are stable."""
         key = (src_nic, dst_nic)
         got = self._nic_paths.get(key)
         if got is not None:
@@ -64,8 +143,14 @@ class PathTable:
         if cands:
             shortest = min(len(p) for p in cands)
             cands = sorted(set(p for p in cands if len(p) == shortest))
-        got = [tuple(self.g.link_id(u, v) for u, v in zip(p, p[1:])) for p in cands]
+        got = PathSet([tuple(self._bundle(u, v) for u, v in zip(p, p[1:])) for p in cands], self._base)
         self._nic_paths[key] = got
+        return got
+
+    def _bundle(self, u: str, v: str) -> tuple[int, ...]:
+        got = self._bundles.get((u, v))
+        if got is None:
+            got = self._bundles[(u, v)] = tuple(self.g.ports(u, v))
         return got
 
     def choose(self, src_nic: str, dst_nic: str, seed: int, job_id: str, flow: int,

@@ -3,6 +3,11 @@ three-layer double-sided topology of CRUX section 6.1, and a cluster spec's own 
 
 Switch-to-switch capacities follow the oversubscription ratio: a switch's uplinks
 together carry ``downlink capacity / oversubscription``, spread evenly over them.
+Between two switches that capacity is a bundle of parallel ports, each as fast as a
+host NIC port (``ports_for``), and each its own link: ECMP hashes a flow onto one
+port, so flows collide on ports as they do on real switches (CRUX section 2.2).  The
+tiered layout keeps one link from a rack to its single core switch: that core stands
+for the whole upper fabric, whose ports it does not describe.
 The production Lingjun topology is read from its CSV in ``lingjun.py``.
 """
 
@@ -17,6 +22,12 @@ HOST_LINK_LATENCY_S = 1e-6  # GPU to NIC inside a host (PCIe hop)
 GPU_LINK_Bps = 32e9  # GPU to its NIC: PCIe Gen4 x16, one direction (~32 GB/s theoretical)
 
 
+def ports_for(capacity_Bps: float, port_Bps: float) -> int:
+    """Parallel ports that carry ``capacity_Bps`` at ``port_Bps`` each (at least one; the bundle
+    keeps the capacity exactly, so a fraction of a port is spread over the nearest whole count)."""
+    return max(1, int(capacity_Bps / port_Bps + 0.5)) if port_Bps > 0 else 1
+
+
 def _host_uplinks(nics: int, tors: list[str], lat: float) -> list[list[tuple[str, float]]]:
     """NIC ``k`` goes to every listed ToR (one ToR: a single-homed host)."""
     return [[(t, lat) for t in tors] for _ in range(nics)]
@@ -24,8 +35,13 @@ def _host_uplinks(nics: int, tors: list[str], lat: float) -> list[list[tuple[str
 
 def clos(hosts: int, hosts_per_tor: int, aggs: int, nic_gbps: float = 200.0, nics_per_host: int = 1,
          gpus_per_host: int = 8, oversubscription: float = 1.0, host_latency_us: float = 2.0,
-         fabric_latency_us: float = 2.0, name: str = "clos") -> LinkGraph:
-    """Two-layer Clos: hosts under ToRs, every ToR cabled to every aggregation switch."""
+         fabric_latency_us: float = 2.0, name: str = "clos", port_gbps: float | None = None) -> LinkGraph:
+    """Two-layer Clos: hosts under ToRs, every ToR cabled to every aggregation switch.
+
+    ``port_gbps``: the switch ports' speed (default: a NIC port's, ``nic_gbps``); 0 makes each
+    ToR-aggregation bundle one link (the section 4.4 micro-benchmark's model: one path per
+    aggregation switch, as the paper enumerates).
+    """
     _positive(hosts=hosts, hosts_per_tor=hosts_per_tor, aggs=aggs, nics_per_host=nics_per_host,
               gpus_per_host=gpus_per_host)
     g = LinkGraph(name)
@@ -44,7 +60,8 @@ def clos(hosts: int, hosts_per_tor: int, aggs: int, nic_gbps: float = 200.0, nic
         under = min(hosts, (t + 1) * hosts_per_tor) - t * hosts_per_tor
         up = under * nics_per_host * nic_gbps * GBIT / oversubscription / aggs
         for a in agg_names:
-            g.cable(s, a, up, fabric_latency_us * 1e-6)
+            g.cable(s, a, up, fabric_latency_us * 1e-6,
+                    ports_for(up, (nic_gbps if port_gbps is None else port_gbps) * GBIT))
     return g
 
 
@@ -90,11 +107,12 @@ def double_sided(hosts: int = 847, tors: int = 6, aggs: int = 12, cores: int = 3
         pod = agg_names[(t // 2) * per_pod:(t // 2 + 1) * per_pod]
         for i, a in enumerate(pod):
             cap = load[t] / oversubscription / per_pod
-            g.cable(s, a, cap, lat)
+            g.cable(s, a, cap, lat, ports_for(cap, nic_gbps * GBIT))
             agg_load[(t // 2) * per_pod + i] += cap
     for i, a in enumerate(agg_names):
         for c in core_names:
-            g.cable(a, c, agg_load[i] / oversubscription / cores, lat)
+            cap = agg_load[i] / oversubscription / cores
+            g.cable(a, c, cap, lat, ports_for(cap, nic_gbps * GBIT))
     return g
 
 
@@ -122,11 +140,17 @@ def clos_of(cluster: Cluster) -> LinkGraph:
     for a in aggs:
         g.layers[a] = "agg"
     rack_load = _racks_of_hosts(g, cluster)
+    port = _nic_port_Bps(cluster)
     for r in range(cluster.num_racks):
         for a in aggs:
-            g.cable(f"tor{r}", a, rack_load[r] / net.oversubscription / len(aggs),
-                    net.inter_rack_latency_us * 1e-6)
+            cap = rack_load[r] / net.oversubscription / len(aggs)
+            g.cable(f"tor{r}", a, cap, net.inter_rack_latency_us * 1e-6, ports_for(cap, port))
     return g
+
+
+def _nic_port_Bps(cluster: Cluster) -> float:
+    """The fastest host NIC port of the spec: the speed of the fabric's switch ports."""
+    return max(g.nic_gbps / g.nics for g in cluster.spec.node_groups) * GBIT
 
 
 def _racks_of_hosts(g: LinkGraph, cluster: Cluster) -> list[float]:
