@@ -15,9 +15,7 @@ sorted trace with a cursor rather than pushed into the heap.
 
 from __future__ import annotations
 
-import gc
 import math
-from contextlib import contextmanager
 from heapq import heappop, heappush
 from operator import attrgetter
 import time as _time
@@ -29,6 +27,7 @@ from dlsched.core import Action, Contention, CoreEvent, EngineCosts, ExecutionCo
 from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
+from dlsched.gctuning import rare_gc
 from dlsched.perf.base import PerfModel
 from dlsched.policies.base import JobPolicy, JobState, JobStatus
 from dlsched.report.records import JobRecord, TimeSeries
@@ -41,7 +40,6 @@ _COMPLETE, _READY, _ROUND, _WAKEUP = 0, 1, 2, 3
 _REPREDICT = frozenset(PLACEMENTS + MODE_FLIPS + ("rate",))
 _RUNNING = JobStatus.RUNNING
 _job_id = attrgetter("job_id")
-GC_GEN0_THRESHOLD = 100_000  # allocations between two young-generation collections during a run
 
 
 @dataclass(frozen=True)
@@ -79,24 +77,6 @@ class SimResult:
     events: list[CoreEvent] = field(default_factory=list)  # empty when SimConfig.record_events is off
     links: list[tuple[float, str, float]] = field(default_factory=list)  # (time, link, utilisation) changes,
     # from a contention model that reports them (the flow model: links.csv)
-
-
-@contextmanager
-def rare_gc(gen0: int = GC_GEN0_THRESHOLD):
-    """Python's cycle collector runs every ``gen0`` net allocations instead of every 700.
-
-    A run allocates a few objects per job and event (states, records, actions, decisions)
-    and keeps most of them to the end, so at the default threshold the collector keeps
-    re-walking a heap that only grows: 10-15% of a million-job run.  The engine makes no
-    reference cycles of its own, and what a policy leaves is still collected, only less
-    often.  The caller's thresholds are restored afterwards.
-    """
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], gen0), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 class Simulator:
