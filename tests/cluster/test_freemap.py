@@ -158,3 +158,16 @@ def test_free_map_survives_pickling(sim):
         assert other.total_free == sim.num_gpus - 4 and fm.total_free == sim.num_gpus - 3
         assert other.occupancy[2] == 1 and fm.occupancy[2] == 0
         other.check()
+
+
+def test_free_ids_of_a_node_never_exceed_its_free_gpus(sim):
+    """Asked for more GPUs than a node has (a placement spanning nodes asks each for the rest),
+    an idle node gives all of its GPUs and a partly busy one all of its free ones."""
+    fm = FreeMap(sim)
+    node = next(nd.id for nd in sim.nodes if nd.num_gpus >= 2)
+    first, count = sim.nodes[node].first_gpu, sim.nodes[node].num_gpus
+    assert fm.free_ids_of_node(node, count + 5) == list(range(first, first + count))
+    assert fm.free_ids_of_node(node, 1) == [first]
+    fm.allocate([first])
+    assert fm.free_ids_of_node(node, count + 5) == list(range(first + 1, first + count))
+    assert fm.copy().free_ids_of_node(node, count + 5) == list(range(first + 1, first + count))

@@ -99,3 +99,21 @@ def test_philly_like_rejects_bad_arguments(kwargs, field):
     with pytest.raises(InputError) as err:
         S.philly_like(Cluster.load("crius-testbed"), **kwargs)
     assert err.value.field == field
+
+
+def test_generated_specs_are_ordinary_validated_specs():
+    """``generate`` builds its specs without ``__init__``; each must equal, hash like and behave as
+    the spec ``JobSpec(...)`` would build from the same values (frozen, with its own ``extra``)."""
+    import dataclasses
+
+    from dlsched.workload.job import JobSpec
+
+    jobs = S.generate(40, seed=3, cluster=Cluster.load("crius-sim"), pin_gpu_types=True)
+    for j in jobs:
+        ref = JobSpec(**{f.name: getattr(j, f.name) for f in dataclasses.fields(JobSpec)})
+        assert j == ref and hash(j) == hash(ref) and repr(j) == repr(ref)
+        assert j.total_iterations is None and j.duration_s > 0 and j.extra == {"source": "synthetic"}
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            j.num_gpus = 3
+    assert jobs[0].extra is not jobs[1].extra
+    assert dataclasses.replace(jobs[0], num_gpus=2).num_gpus == 2

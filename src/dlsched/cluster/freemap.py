@@ -64,6 +64,7 @@ class FreeMap:
         self.total_free = cluster.num_gpus
         self.version = 0  # bumped whenever the set of free GPUs changes: "nothing freed since" is one comparison
         self._lists = _index_lists(cluster)
+        self._type_nodes = _type_node_lists(cluster)  # held here: scratch maps walk it on every best fit
         self._views()
         # type -> free count -> nodes of that type with exactly that many free GPUs
         self._by_free: list[list[set[int]]] | None = [
@@ -97,7 +98,7 @@ class FreeMap:
         new.type_free = self.type_free.copy()
         new.total_free = self.total_free
         new.version = self.version
-        new._lists = self._lists
+        new._lists, new._type_nodes = self._lists, self._type_nodes
         new._views()
         new._by_free = None  # a scratch map answers best-fit queries from the arrays
         return new
@@ -129,7 +130,7 @@ class FreeMap:
         # passes on a few hundred nodes
         node_free = self._nf
         best, best_k = None, NO_FIT
-        for node in _type_node_lists(self.cluster)[type_id]:
+        for node in self._type_nodes[type_id]:
             k = node_free[node]
             if n <= k < best_k:
                 best, best_k = node, k
@@ -146,12 +147,14 @@ class FreeMap:
         return [node for t in type_ids for nodes in by_free[t][1:] for node in nodes]
 
     def free_ids_of_node(self, node: int, n: int) -> list[int]:
-        """The first ``n`` free GPU ids of ``node``, ascending, as a list.
+        """The first ``n`` free GPU ids of ``node`` (all of them if it has fewer), ascending, as a list.
 
         One slice turned into a list, then plain Python: a node has a handful of GPUs,
         where numpy's per-call cost (flatnonzero) is most of the work.
         """
         first, count = self._lists[3][node]
+        if self._nf[node] == count:  # an idle node (common on a cluster that is not full): no scan
+            return list(range(first, first + (n if n < count else count)))
         occ = self._occ[first:first + count].tolist()
         return [first + i for i, o in enumerate(occ) if not o][:n]
 

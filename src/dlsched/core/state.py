@@ -240,8 +240,9 @@ class ExecutionCore:
                 raise self._error(f"policy {name} preempted job {jid}, which is not running")
             self.suspend(job, now, self._lost_work(job, now), actions)
         moves = []
+        jobs = self.jobs
         for jid, alloc in d.allocate.items():
-            job = self._known(jid, "allocate")
+            job = jobs.get(jid) or self._known(jid, "allocate")  # the call only for its error
             if not alloc.gpus:
                 raise self._error(f"policy {name} gave job {jid} an empty allocation")
             old = job.allocation

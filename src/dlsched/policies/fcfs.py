@@ -110,7 +110,7 @@ class FCFS(JobPolicy):
                 if scratch is None:
                     scratch = free.copy()
                 scratch.allocate(gpus)
-            decision.allocate[job.job_id] = Allocation.of(gpus)
+            decision.allocate[job.job_id] = Allocation(tuple(sorted(gpus)))  # pick_gpu_ids gives ints
             if not self.backfill:
                 continue  # the running set by type serves only backfilling's reservations
             held = t if t is not None else int(view.cluster.gpu_type_idx[gpus[0]])

@@ -15,10 +15,9 @@ sorted trace with a cursor rather than pushed into the heap.
 
 from __future__ import annotations
 
-import gc
 import math
-from contextlib import contextmanager
 from heapq import heappop, heappush
+from operator import attrgetter
 import time as _time
 from dataclasses import asdict, dataclass, field
 
@@ -28,6 +27,7 @@ from dlsched.core import Action, Contention, CoreEvent, EngineCosts, ExecutionCo
 from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
+from dlsched.gctuning import rare_gc
 from dlsched.perf.base import PerfModel
 from dlsched.policies.base import JobPolicy, JobState, JobStatus
 from dlsched.report.records import JobRecord, TimeSeries
@@ -39,7 +39,7 @@ from dlsched.workload.job import JobSpec
 _COMPLETE, _READY, _ROUND, _WAKEUP = 0, 1, 2, 3
 _REPREDICT = frozenset(PLACEMENTS + MODE_FLIPS + ("rate",))
 _RUNNING = JobStatus.RUNNING
-GC_GEN0_THRESHOLD = 100_000  # allocations between two young-generation collections during a run
+_job_id = attrgetter("job_id")
 
 
 @dataclass(frozen=True)
@@ -77,24 +77,6 @@ class SimResult:
     events: list[CoreEvent] = field(default_factory=list)  # empty when SimConfig.record_events is off
     links: list[tuple[float, str, float]] = field(default_factory=list)  # (time, link, utilisation) changes,
     # from a contention model that reports them (the flow model: links.csv)
-
-
-@contextmanager
-def rare_gc(gen0: int = GC_GEN0_THRESHOLD):
-    """Python's cycle collector runs every ``gen0`` net allocations instead of every 700.
-
-    A run allocates a few objects per job and event (states, records, actions, decisions)
-    and keeps most of them to the end, so at the default threshold the collector keeps
-    re-walking a heap that only grows: 10-15% of a million-job run.  The engine makes no
-    reference cycles of its own, and what a policy leaves is still collected, only less
-    often.  The caller's thresholds are restored afterwards.
-    """
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], gen0), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 class Simulator:
@@ -184,16 +166,17 @@ class Simulator:
             return False
         self.now = t
         self._changed = self._round_due = False  # set by the handlers
+        first = cursor  # events are counted once per step, not per event
         while cursor < n and specs[cursor].submit_time == t:
             self._on_arrival(specs[cursor])
             cursor += 1
-            self.cursor = cursor
-            self.events += 1
-        handlers = self._handlers
+        self.cursor = cursor
+        handlers, popped = self._handlers, 0
         while heap and heap[0][0] == t:
             _, _, kind, jid, ver = heappop(heap)
-            self.events += 1
+            popped += 1
             handlers[kind](jid, ver)
+        self.events += cursor - first + popped
         if self._idle_next is not None and self._changed:
             self._wake_rounds(t)
         if self._periodic and core.jobs and self._idle_next is None:
@@ -244,7 +227,7 @@ class Simulator:
     def _in_trace_order(self, records: list[JobRecord]) -> list[JobRecord]:
         """``records`` in trace order (submission time, then job id), which ``self.specs`` already
         has: each record goes to its job's slot, O(n) where sorting a million records takes seconds."""
-        slot = {s.job_id: i for i, s in enumerate(self.specs)}
+        slot = dict(zip(map(_job_id, self.specs), range(len(self.specs))))  # C loops: a million ids
         out: list = [None] * len(self.specs)
         for r in records:
             out[slot[r.job_id]] = r

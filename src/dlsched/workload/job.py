@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,3 +40,20 @@ class JobSpec:
 
     def with_(self, **changes) -> "JobSpec":
         return replace(self, **changes)
+
+
+_FIELDS = tuple(f.name for f in fields(JobSpec))
+_set = object.__setattr__
+
+
+def unchecked_spec(job_id: str, submit_time: float, model: str, num_gpus: int, batch_size: int,
+                   duration_s: float, gpu_type: str | None, extra: dict) -> JobSpec:
+    """A duration-sized ``JobSpec`` built without ``__init__``: for a generator that makes a million
+    of them from values that pass ``__post_init__``'s check by construction (a duration, no
+    iteration count).  The frozen dataclass's ``__init__`` sets 13 fields one by one and then
+    validates, about 40% more than this per job; the result is an ordinary, equal ``JobSpec``."""
+    spec = object.__new__(JobSpec)
+    for name, value in zip(_FIELDS, (job_id, submit_time, model, num_gpus, batch_size, None, duration_s,
+                                     gpu_type, None, None, False, 0, extra)):
+        _set(spec, name, value)
+    return spec

@@ -27,7 +27,8 @@ import numpy as np
 
 from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
-from dlsched.workload.job import JobSpec
+from dlsched.gctuning import rare_gc
+from dlsched.workload.job import JobSpec, unchecked_spec
 from dlsched.workload.models import get_model
 
 # (probability, seconds) points of R's quantile function (philly-stats.md section 1).
@@ -180,15 +181,16 @@ def generate(n_jobs: int | None = None, duration_s: float | None = None, *,
     zoo = [get_model(name) for name in names]
     chosen = [(zoo[k].name, zoo[k].default_batch) for k in picked.tolist()]
     jobs = []
-    for i, g in enumerate(gpus.tolist()):
-        name, batch = chosen[i]
-        gpu = None
-        if pin_gpu_types and cluster is not None:
-            ok = np.where(type_counts >= g, share, 0.0)
-            cdf = np.cumsum(ok / ok.sum())
-            gpu = type_names[int(min(np.searchsorted(cdf, pins[i], side="right"), len(cdf) - 1))]
-        jobs.append(JobSpec(f"{id_prefix}{i}", submit[i], name, g, batch_size=batch * g,
-                            duration_s=length[i], gpu_type=gpu, extra={"source": "synthetic"}))
+    with rare_gc():  # a million specs and their dicts, all kept: the collector need not re-walk them
+        for i, g in enumerate(gpus.tolist()):
+            name, batch = chosen[i]
+            gpu = None
+            if pin_gpu_types and cluster is not None:
+                ok = np.where(type_counts >= g, share, 0.0)
+                cdf = np.cumsum(ok / ok.sum())
+                gpu = type_names[int(min(np.searchsorted(cdf, pins[i], side="right"), len(cdf) - 1))]
+            jobs.append(unchecked_spec(f"{id_prefix}{i}", submit[i], name, g, batch * g, length[i], gpu,
+                                       {"source": "synthetic"}))
     return jobs
 
 
