@@ -76,3 +76,24 @@ def test_unique_best_agrees_with_the_lp_on_random_jobs(seed):
     short = unique_best(w, sizes, cap)
     if short is not None:
         assert short == solve_max_throughput(w, sizes, cap)
+
+
+@pytest.mark.shared
+def test_warm_started_gavel_runs_every_job_and_repeats_itself(shared_dir, tmp_path):
+    """``--option warm_start=true`` (off by default) solves warm and its runs are deterministic."""
+    trace = shared_dir / "anchors" / "traces" / "gavel-msr-seed_0_6214e9.csv"
+    if not trace.is_file():
+        pytest.skip(f"Gavel's trace is missing: {trace}")
+    spec = tmp_path / "gavel-36.yaml"
+    spec.write_text(SPEC)
+    cluster = Cluster.load(str(spec))
+    jobs = read_trace(trace).jobs[:60]
+    rows = []
+    for _ in range(2):
+        p = make_policy("gavel", round_s=1800.0, warm_start=True)
+        res = Simulator(cluster, p, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0)).run()
+        assert p.timings()["lp_warm_starts"] > 0
+        assert {r.status for r in res.records} == {"finished"} and len(res.records) == len(jobs)
+        rows.append([r.row() for r in res.records])
+    assert rows[0] == rows[1]
+    assert make_policy("gavel").warm_start is False  # cold by default: earlier figures stand
