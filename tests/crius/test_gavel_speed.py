@@ -35,16 +35,20 @@ def test_unique_best_matches_the_lp_where_it_answers():
     assert unique_best([{0: 1.0, 1: 1.0}], [1], [4, 4]) is None  # a tie: the LP decides
 
 
-@pytest.mark.shared
-@pytest.mark.parametrize("policy", ["gavel", "gavel-admit"])
-def test_fast_and_reference_schedules_are_identical(shared_dir, tmp_path, policy):
+def _gavel_slice(shared_dir, tmp_path):
+    """A 36-GPU cluster and the first 60 jobs of Gavel's trace (skips when the trace is absent)."""
     trace = shared_dir / "anchors" / "traces" / "gavel-msr-seed_0_6214e9.csv"
     if not trace.is_file():
         pytest.skip(f"Gavel's trace is missing: {trace}")
     spec = tmp_path / "gavel-36.yaml"
     spec.write_text(SPEC)
-    cluster = Cluster.load(str(spec))
-    jobs = read_trace(trace).jobs[:60]
+    return Cluster.load(str(spec)), read_trace(trace).jobs[:60]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("policy", ["gavel", "gavel-admit"])
+def test_fast_and_reference_schedules_are_identical(shared_dir, tmp_path, policy):
+    cluster, jobs = _gavel_slice(shared_dir, tmp_path)
     runs = {}
     for fast in (True, False):
         # long rounds: fewer to simulate; cold LPs (warm starts may pick other optima: test_highs_lp.py)
@@ -81,13 +85,7 @@ def test_unique_best_agrees_with_the_lp_on_random_jobs(seed):
 @pytest.mark.shared
 def test_warm_started_gavel_runs_every_job_and_repeats_itself(shared_dir, tmp_path):
     """``--option warm_start=true`` (off by default) solves warm and its runs are deterministic."""
-    trace = shared_dir / "anchors" / "traces" / "gavel-msr-seed_0_6214e9.csv"
-    if not trace.is_file():
-        pytest.skip(f"Gavel's trace is missing: {trace}")
-    spec = tmp_path / "gavel-36.yaml"
-    spec.write_text(SPEC)
-    cluster = Cluster.load(str(spec))
-    jobs = read_trace(trace).jobs[:60]
+    cluster, jobs = _gavel_slice(shared_dir, tmp_path)
     rows = []
     for _ in range(2):
         p = make_policy("gavel", round_s=1800.0, warm_start=True)
