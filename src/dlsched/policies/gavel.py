@@ -74,7 +74,7 @@ def solve_dense(w: np.ndarray, sizes: np.ndarray, capacity: list[int], warm=None
     """The LP on a jobs x types weight matrix (0: the job cannot use that type); X likewise,
     with shares of at most 1e-7 dropped as zero.  ``warm`` (a ``highs_lp.WarmLP``, with the
     jobs' ids) starts from the basis its last solve ended with; without it the solve is cold."""
-    from dlsched.policies.highs_lp import solve_box_lp
+    from dlsched.policies.highs_lp import assignment_columns, solve_box_lp
 
     nj = w.shape[0]
     js, ts = np.nonzero(w > 0)  # columns (job, type), jobs in order, types ascending within a job
@@ -83,12 +83,7 @@ def solve_dense(w: np.ndarray, sizes: np.ndarray, capacity: list[int], warm=None
         return out
     nv = len(js)
     # column k: 1 in job j's row, n_j in type t's capacity row (CSC, rows sorted)
-    indices = np.empty(2 * nv, dtype=np.int32)
-    indices[0::2] = js
-    indices[1::2] = nj + ts
-    data = np.ones(2 * nv)
-    data[1::2] = sizes[js]
-    indptr = np.arange(0, 2 * nv + 1, 2, dtype=np.int32)
+    indptr, indices, data = assignment_columns(js, nj + ts, sizes[js])
     b = np.concatenate([np.ones(nj), np.asarray(capacity, dtype=float)])
     if warm is None:
         x = solve_box_lp(w[js, ts], indptr, indices, data, b)

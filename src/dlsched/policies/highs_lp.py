@@ -80,18 +80,38 @@ def solve_box_lp(c_max: np.ndarray, indptr: np.ndarray, indices: np.ndarray, dat
     return _solution(highs) if _run(highs) else None
 
 
-def _model(c_max, indptr, indices, data, b):
-    """A HiGHS instance holding the LP, with ``linprog``'s options (the arrays passed in one call:
-    filling a ``HighsLp`` field by field, as ``linprog`` does, costs as much as a warm solve)."""
-    h, opts = _BINDING  # type: ignore[misc]
+def assignment_columns(first_rows: np.ndarray, second_rows: np.ndarray, second_coeffs: np.ndarray):
+    """CSC arrays (indptr, indices, data) of an assignment problem's matrix: column k holds 1 in row
+    ``first_rows[k]`` (its job's "at most one" row) and ``second_coeffs[k]`` in row ``second_rows[k]``
+    (a capacity row, below every job row): Gavel's LP and Sia's ILP alike."""
+    n = len(first_rows)
+    indices = np.empty(2 * n, dtype=np.int32)
+    indices[0::2], indices[1::2] = first_rows, second_rows
+    data = np.ones(2 * n)
+    data[1::2] = second_coeffs
+    return np.arange(0, 2 * n + 1, 2, dtype=np.int32), indices, data
+
+
+def pass_box_model(highs, c_max, indptr, indices, data, b, integer: bool = False) -> None:
+    """Hand ``highs`` the box problem ``max c_max @ x``, ``A x <= b``, ``0 <= x <= 1`` (A in CSC
+    form), its columns integer if ``integer``: the arrays go in one call (filling a ``HighsLp``
+    field by field, as ``linprog`` does, costs as much as a warm solve)."""
+    h = _BINDING[0]  # type: ignore[index]
     n, m = len(c_max), len(b)
-    highs = h._Highs()
-    highs.passOptions(opts)
+    kind = int(h.HighsVarType.kInteger) if integer else 0  # 0: continuous
     highs.passModel(n, m, len(data), int(h.MatrixFormat.kColwise), int(h.ObjSense.kMinimize), 0.0,
                     -np.asarray(c_max, dtype=float), np.zeros(n), np.ones(n),
                     np.full(m, -h.kHighsInf), np.asarray(b, dtype=float),
                     np.asarray(indptr, dtype=np.int32), np.asarray(indices, dtype=np.int32),
-                    np.asarray(data, dtype=float), np.zeros(n, dtype=np.int32))  # all continuous: an LP
+                    np.asarray(data, dtype=float), np.full(n, kind, dtype=np.int32))
+
+
+def _model(c_max, indptr, indices, data, b):
+    """A HiGHS instance holding the LP, with ``linprog``'s options."""
+    h, opts = _BINDING  # type: ignore[misc]
+    highs = h._Highs()
+    highs.passOptions(opts)
+    pass_box_model(highs, c_max, indptr, indices, data, b)
     return highs
 
 

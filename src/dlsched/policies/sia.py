@@ -77,12 +77,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.sparse import coo_matrix
+from scipy.sparse import csc_array
 
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
+from dlsched.policies.highs_lp import assignment_columns, pass_box_model
 from dlsched.policies.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -373,21 +374,14 @@ def exact_mip(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np
     is deterministic for a given model and options).  ``output_flag`` off and ``_QUIET`` keep it
     silent on every run measured (``tests/crius/test_truth_costs_baselines.py`` checks one)."""
     h = highs_binding()
-    nvars, nrows = len(value), n_jobs + len(capacity)
-    indices = np.empty(2 * nvars, dtype=np.int32)
-    indices[0::2], indices[1::2] = jobs_idx, n_jobs + types
-    data = np.empty(2 * nvars)
-    data[0::2], data[1::2] = 1.0, counts
+    nvars = len(value)
     highs = h._Highs()
     for name, setting in (("output_flag", False), ("mip_max_nodes", int(max_nodes)),
                           # ties are worth KEEP_EDGE (0.5% of one job): stop only when proven far closer
                           ("mip_rel_gap", 1e-6), *_QUIET):
         highs.setOptionValue(name, setting)
-    highs.passModel(nvars, nrows, 2 * nvars, int(h.MatrixFormat.kColwise), int(h.ObjSense.kMinimize), 0.0,
-                    -np.asarray(value, dtype=float), np.zeros(nvars), np.ones(nvars),
-                    np.full(nrows, -h.kHighsInf), np.concatenate([np.ones(n_jobs), capacity]).astype(float),
-                    np.arange(0, 2 * nvars + 1, 2, dtype=np.int32), indices, data,
-                    np.full(nvars, int(h.HighsVarType.kInteger), dtype=np.int32))
+    pass_box_model(highs, value, *assignment_columns(jobs_idx, n_jobs + types, counts),
+                   np.concatenate([np.ones(n_jobs), capacity]), integer=True)
     col = _column_of(jobs_idx, types, counts)
     seed = np.zeros(nvars)
     seed[[col[(j, t, n)] for j, (t, n) in start.items()]] = 1.0
@@ -417,10 +411,8 @@ def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: n
     and each fractional job, best first, takes its highest-value configuration that still fits.
     The LP's value bounds the ILP's optimum, so ``Solved.gap`` bounds the loss."""
     nvars = len(value)
-    cols = np.arange(nvars)
-    a = coo_matrix((np.concatenate([np.ones(nvars), counts.astype(float)]),
-                    (np.concatenate([jobs_idx, n_jobs + types]), np.concatenate([cols, cols]))),
-                   shape=(n_jobs + len(capacity), nvars)).tocsr()
+    indptr, indices, data = assignment_columns(jobs_idx, n_jobs + types, counts)
+    a = csc_array((data, indices, indptr), shape=(n_jobs + len(capacity), nvars))
     ub = np.concatenate([np.ones(n_jobs), capacity])
     # presolve off: on these two-nonzeros-per-column problems it cost more than it saved
     res = linprog(-value, A_ub=a, b_ub=ub, bounds=(0, 1), method="highs-ds", options={"presolve": False})
