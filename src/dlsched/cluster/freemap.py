@@ -158,11 +158,6 @@ class FreeMap:
         occ = self._occ[first:first + count].tolist()
         return [first + i for i, o in enumerate(occ) if not o][:n]
 
-    def free_gpus_of_node(self, node: int) -> np.ndarray:
-        n = self.cluster.nodes[node]
-        occ = self.occupancy[n.first_gpu:n.first_gpu + n.num_gpus]
-        return np.flatnonzero(occ == 0) + n.first_gpu
-
     def is_free(self, gpus) -> bool:
         return bool((self.occupancy[np.asarray(gpus, dtype=np.int64)] == 0).all())
 

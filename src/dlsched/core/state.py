@@ -210,7 +210,7 @@ class ExecutionCore:
             dt = now - updated
             if dt > 0 or (dt < 0 and not self.fluid):
                 job.run_time += dt
-                job.gpu_seconds += dt * (job.gpu_share or len(job.allocation.gpus))  # unpriced (adopted): whole GPUs
+                job.gpu_seconds += dt * (job.gpu_share or len(job.allocation.gpus))  # not priced yet: whole GPUs
                 ready = job.ready_at
                 start = updated if updated > ready else ready
                 rate = job.rate

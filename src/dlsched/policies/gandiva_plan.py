@@ -28,6 +28,7 @@ from itertools import combinations
 
 import numpy as np
 
+from dlsched.cluster.freemap import nodes_of_type
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobState
@@ -56,8 +57,7 @@ def _nodes_by_type(cluster) -> dict:
     """Node ids per GPU type id (None: every node), built once per cluster."""
     def build():
         out = {None: tuple(range(cluster.num_nodes))}
-        for t in range(len(cluster.gpu_types)):
-            out[t] = tuple(i for i in range(cluster.num_nodes) if int(cluster.node_type[i]) == t)
+        out.update((t, tuple(nodes.tolist())) for t, nodes in enumerate(nodes_of_type(cluster)))
         return out
     return cluster.derived("gandiva.nodes_by_type", build)
 
@@ -141,7 +141,7 @@ class Plan:
         return self._held.get(node, 0) / self.c.nodes[node].num_gpus
 
     def free_in_node(self, node: int) -> list[int]:
-        return [int(g) for g in self.scratch.free_gpus_of_node(node)]
+        return self.scratch.free_ids_of_node(node, self.c.nodes[node].num_gpus)
 
     def nodes_of_type(self, type_id: int | None) -> tuple[int, ...]:
         return _nodes_by_type(self.c)[type_id]
