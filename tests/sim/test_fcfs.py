@@ -57,3 +57,30 @@ def test_fcfs_is_deterministic():
     b = run("fcfs-backfill", jobs)
     assert a.records == b.records and a.summary == b.summary
     assert a.summary["finished"] == 60
+
+
+@pytest.mark.parametrize("name", ["fcfs", "fcfs-backfill"])
+def test_left_out_calls_change_nothing(name):
+    # FCFS only starts queued jobs, so the simulator leaves out its calls with an empty queue or a
+    # full cluster; the same run with every call made gives the same records and series
+    from dlsched.workload.synthetic import philly_like
+
+    c = Cluster.load("crius-testbed")
+    jobs = philly_like(c, n_jobs=300, days=1.0, seed=3)
+    runs = []
+    for skip in (True, False):
+        policy = make_policy(name)
+        policy.only_starts_queued = skip
+        runs.append(Simulator(c, policy, jobs, perf=FixedPerf(c), config=SimConfig(debug=True)).run())
+    fewer, every = runs
+    assert fewer.records == every.records and fewer.series == every.series
+    assert fewer.summary == every.summary
+    assert fewer.stats["schedule_calls"] < every.stats["schedule_calls"]
+
+
+def test_exclusive_allocation_is_a_plain_one():
+    from dlsched.policies.base import Allocation, exclusive_allocation
+
+    fast = exclusive_allocation((2, 5))
+    assert fast == Allocation((2, 5)) and hash(fast) == hash(Allocation((2, 5)))
+    assert (fast.gpus, fast.plan, fast.mode, fast.shared) == ((2, 5), None, "exclusive", False)

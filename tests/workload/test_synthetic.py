@@ -117,3 +117,18 @@ def test_generated_specs_are_ordinary_validated_specs():
             j.num_gpus = 3
     assert jobs[0].extra is not jobs[1].extra
     assert dataclasses.replace(jobs[0], num_gpus=2).num_gpus == 2
+
+
+def test_unchecked_spec_equals_a_checked_one_field_by_field():
+    # the generator's fast constructor sets the slots one by one; a field added or reordered in
+    # JobSpec must not shift a value into the wrong slot
+    from dataclasses import fields
+
+    from dlsched.workload.job import JobSpec, unchecked_spec
+
+    fast = unchecked_spec("j7", 12.5, "resnet50", 4, 128, 3600.0, "v100", {"source": "synthetic"})
+    slow = JobSpec("j7", 12.5, "resnet50", 4, 128, duration_s=3600.0, gpu_type="v100",
+                   extra={"source": "synthetic"})
+    for f in fields(JobSpec):
+        assert getattr(fast, f.name) == getattr(slow, f.name), f.name
+    assert fast == slow and hash(fast) == hash(slow)

@@ -14,7 +14,7 @@ will not need.  Placement is consolidated (fewest nodes, then racks).
 from __future__ import annotations
 
 from dlsched.cluster.placement import pick_gpu_ids
-from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
+from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, exclusive_allocation
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 
@@ -46,6 +46,7 @@ class FCFS(JobPolicy):
     options = (PolicyOption("window", int, 200, "queued jobs looked at past the first blocked one "
                             "(backfill only)", minimum=1),)
     backfill = False
+    only_starts_queued = True  # both variants only start queued jobs: see JobPolicy
 
     def __init__(self, window: int = 200):
         # Backfilling looks at most this many queued jobs past the first blocked one, as
@@ -110,7 +111,7 @@ class FCFS(JobPolicy):
                 if scratch is None:
                     scratch = free.copy()
                 scratch.allocate(gpus)
-            decision.allocate[job.job_id] = Allocation(tuple(sorted(gpus)))  # pick_gpu_ids gives ints
+            decision.allocate[job.job_id] = exclusive_allocation(tuple(sorted(gpus)))  # pick_gpu_ids gives ints
             if not self.backfill:
                 continue  # the running set by type serves only backfilling's reservations
             held = t if t is not None else int(view.cluster.gpu_type_idx[gpus[0]])

@@ -138,6 +138,7 @@ class Simulator:
         self._wall0 = _time.perf_counter()
         self._handlers = (self._on_complete, self._on_ready, self._on_round, self._on_wakeup)
         self._periodic = self.rounds.period is not None
+        self._on_events, self._starts_only = self.policy.schedule_on_events, self.policy.only_starts_queued
         self._record_series, self._max_time, self._debug = cfg.record_series, cfg.max_time, cfg.debug
         self._num_gpus = self.cluster.num_gpus
 
@@ -184,7 +185,8 @@ class Simulator:
             nxt = self.rounds.arm(t)
             if nxt is not None:
                 self._push(nxt, _ROUND, "", self._round_ver)
-        if self._round_due or (self._changed and self.policy.schedule_on_events):
+        if self._round_due or (self._changed and self._on_events
+                               and not (self._starts_only and (not core.queue or not core.free.total_free))):
             self._call_policy()
             if self._round_due and heap and self.policy.rounds_idle():
                 self._idle_rounds()
