@@ -182,3 +182,28 @@ def test_fits_answers_as_the_full_search_over_the_zoo():
                     answers.add(fits)
     assert answers == {True, False}  # both answers were exercised
     assert not any(k[0] == "optimum" for k in cheap._cache)  # and no optimum was searched for them
+
+
+def test_small_table_selection_is_the_arrays_selection_to_the_bit():
+    """``_select_small`` (plain Python, small tables) makes the choice ``_select_arrays`` makes, with
+    the same float: random tables with many tied costs, so first-minimum tie-breaking is exercised."""
+    import random
+
+    from dlsched.perf.parallel.cost import StageCost
+    from dlsched.perf.parallel.search import _select_arrays, _select_small
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        n_stages = rng.randint(1, 7)
+        table = []
+        for _ in range(n_stages):
+            row = []
+            for k in range(rng.randint(1, 3)):
+                # few distinct values: ties in steady, sync and micro times are common
+                micro = rng.choice([1.0, 1.5, 2.0, 0.1 + rng.random(), 3.3e-3, 1e16])
+                recv = rng.choice([0.0, 0.25, micro / 3])
+                row.append(((k, 1), StageCost(micro, recv, rng.choice([0.0, 0.5, 0.7, rng.random()]), 0.0, micro)))
+            table.append(row)
+        n_micro = 4 * n_stages
+        small, arrays = _select_small(table, n_micro), _select_arrays(table, n_micro)
+        assert small == arrays and type(small[0]) is float, (table, small, arrays)
