@@ -207,3 +207,34 @@ def test_small_table_selection_is_the_arrays_selection_to_the_bit():
         n_micro = 4 * n_stages
         small, arrays = _select_small(table, n_micro), _select_arrays(table, n_micro)
         assert small == arrays and type(small[0]) is float, (table, small, arrays)
+
+
+@pytest.mark.parametrize("name,size,gpu,n", [
+    ("bert", "1.3B", "V100", 8), ("moe", "2.4B", "A100-40G", 16), ("wide_resnet", "2B", "A10", 16),
+    ("gpt", "6.7B", "A40", 16), ("moe", "10B", "V100", 16),
+])
+def test_compute_floor_bounds_every_plan_and_pruning_keeps_the_optimum(est, name, size, gpu, n):
+    """``optimal_plan`` skips splits whose ``compute_floor`` exceeds the best so far: the floor is
+    below every plan of its split, and the search finds what pricing every split finds."""
+    from dlsched.perf.parallel.cost import compute_floor
+    from dlsched.perf.parallel.partition import balanced_partition, stage_counts
+    from dlsched.perf.parallel.profile import profile
+    from dlsched.perf.parallel.search import _all_for, optimal_plan, search_split
+
+    m = get_model(name, size)
+    hw = est.hardware(gpu)
+    batch = BATCH[m.family]
+    prof = profile(m)
+    best = None
+    for ns in stage_counts(n, prof.n_layers):
+        for split in sorted({stage_partition(m, n, ns), balanced_partition(m, n, ns)}, key=lambda s: s.bounds):
+            floor = compute_floor(prof, hw, split.bounds, split.gpus, batch, 4 * ns)
+            if ns <= 4:  # brute force over the split's plans (deeper splits have too many)
+                for p in plan_space(m, n, ns, split, hw.gpus_per_node):
+                    t = plan_time(m, batch, p, hw)
+                    assert t is None or floor <= t * (1 + 1e-12)
+            found = search_split(m, batch, hw, split, _all_for(hw))
+            assert found is None or floor <= found[0] * (1 + 1e-12)
+            if found is not None and (best is None or found[0] < best[0] - 1e-12):
+                best = found
+    assert optimal_plan(m, batch, hw, n) == best

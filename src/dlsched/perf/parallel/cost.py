@@ -54,6 +54,8 @@ from dlsched.workload.models import ModelInfo
 
 @dataclass(frozen=True, slots=True)
 class CostParams:
+    """Constants of the plan cost model."""
+
     # Fraction of dense peak XLA-compiled large Transformer GEMMs sustain (over the 4 forward
     # passes counted; 0.375 over the usual 3).  Alpa's GPT runs reach roughly half of V100 peak
     # (Zheng et al. 2022, sec. 8.1).  Other families scale it (``compute_efficiency``).
@@ -168,6 +170,8 @@ def expert_alltoall(nbytes: float, ep: int, stride: int, offset: int, node_gpus:
 
 @dataclass(frozen=True, slots=True)
 class StageCost:
+    """One pipeline stage's time and memory under one (dp, tp) choice."""
+
     micro: float  # T_s: seconds per micro-batch, including the receive from the previous stage
     recv: float  # Tcomm_s: the receive part of ``micro`` (overlapped in the steady state)
     sync: float  # per iteration after the pipeline drains: gradient all-reduce + update
@@ -281,6 +285,25 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
                   + params.reserved_bytes)
         out.append(StageCost(t, recv, sync, memory, compute))
     return out
+
+
+def compute_floor(prof: ModelProfile, hw: Hardware, bounds, gpus, batch: float, n_micro: int,
+                  params: CostParams = DEFAULT_PARAMS) -> float:
+    """A lower bound on ``pipeline_time`` of every plan of a stage split, whatever its (dp, tp).
+
+    A stage's micro-batch time includes its computation, which is the same for every
+    dp x tp = g (work x (m / dp) / (tp x peak) = work x m / (g x peak)), and nothing is
+    negative; the steady term is at least the slowest stage's computation.  So
+    sum_s compute_s + (B - 1) x max_s compute_s bounds the plan from below, up to rounding
+    (the caller leaves a margin for it).
+    """
+    sums = prof.lists
+    peak = peak_flops(hw.gpu, prof.bytes_per_param) * compute_efficiency(hw.gpu, prof.family,
+                                                                          prof.bytes_per_param, params)
+    m = batch / n_micro
+    comp = [params.forward_passes * (sums.flops[b] - sums.flops[a]) * m / (g * peak)
+            for a, b, g in zip(bounds[:-1], bounds[1:], gpus)]
+    return sum(comp) + (n_micro - 1) * max(comp)
 
 
 def pipeline_time(costs: list[StageCost], n_micro: int) -> float:

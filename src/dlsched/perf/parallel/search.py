@@ -25,7 +25,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from dlsched.perf.parallel.cost import DEFAULT_PARAMS, CostParams, StageCost, stage_cost, stage_costs
+from dlsched.perf.parallel.cost import (DEFAULT_PARAMS, CostParams, StageCost, compute_floor, stage_cost,
+                                       stage_costs)
 from dlsched.perf.parallel.hardware import Hardware
 from dlsched.perf.parallel.partition import balanced_partition, stage_counts, stage_partition
 from dlsched.perf.parallel.plan import Plan, StageSplit
@@ -39,6 +40,8 @@ Options = Callable[[int, int, int], Sequence[tuple[int, int]]]  # (stage, GPUs, 
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
+    """A plan a search found, its time and what finding it cost."""
+
     iter_time: float
     plan: Plan
     cost: int  # plans a real system profiles to obtain this result
@@ -324,13 +327,23 @@ def plan_fits(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,
     return False
 
 
+_FLOOR_MARGIN = 1e-9  # relative: ``compute_floor`` is rounded a few ulps differently from the stage costs
+
+
 def optimal_plan(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,
                  params: CostParams = DEFAULT_PARAMS) -> tuple[float, Plan] | None:
     """Full-space optimum ("adaptive parallelism"): every stage count, split and (dp, tp)."""
     best: tuple[float, Plan] | None = None
-    for ns in stage_counts(n_gpus, profile(model).n_layers):
+    prof = profile(model)
+    for ns in stage_counts(n_gpus, prof.n_layers):
         splits = {stage_partition(model, n_gpus, ns), balanced_partition(model, n_gpus, ns)}
         for split in sorted(splits, key=lambda s: s.bounds):
+            # A split whose computation alone is slower than the best plan so far cannot replace
+            # it (the margin is far above rounding and far below the 1e-12 a win needs): most
+            # deep pipelines are dropped here without pricing their stages.
+            if best is not None and (compute_floor(prof, hw, split.bounds, split.gpus, batch, 4 * ns, params)
+                                     * (1 - _FLOOR_MARGIN) > best[0]):
+                continue
             found = search_split(model, batch, hw, split, _all_for(hw), params)
             if found is not None and (best is None or found[0] < best[0] - 1e-12):
                 best = found

@@ -26,6 +26,8 @@ from dlsched.workload.models import get_model
 
 @dataclass(frozen=True, slots=True)
 class SkippedRow:
+    """A trace row that was not read, and why (reported, never dropped silently)."""
+
     line: int
     field: str
     reason: str
@@ -33,6 +35,8 @@ class SkippedRow:
 
 @dataclass(frozen=True, slots=True)
 class TraceLoad:
+    """A trace as read: its jobs, the rows skipped, the file."""
+
     jobs: list[JobSpec]
     skipped: list[SkippedRow] = field(default_factory=list)
     source: str = ""
