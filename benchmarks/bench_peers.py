@@ -33,12 +33,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import resource
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+# platform, resource, subprocess and tempfile are imported where the parent uses them: a child
+# (``--child``) runs this file too, and what it imports counts in the CPU s it measures
 
 REPO = Path(__file__).resolve().parents[1]
 ANCHORS = REPO.parent / "shared" / "anchors" / "traces"
@@ -73,8 +72,14 @@ CASES = [
 # compile dlsched's sources again (~0.07 CPU s).  By default the children keep their bytecode in
 # a cache outside the repository (PYTHONPYCACHEPREFIX) and each case runs once unmeasured to fill
 # it; ``--no-bytecode-cache`` measures with the environment as it is.
-PYCACHE = Path(tempfile.gettempdir()) / "dlsched-bench-pycache"
+PYCACHE_NAME = "dlsched-bench-pycache"  # under the temporary directory
 BYTECODE_CACHE = True
+
+
+def pycache() -> Path:
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / PYCACHE_NAME
 
 
 def child_env() -> dict:
@@ -82,12 +87,15 @@ def child_env() -> dict:
     env["PYTHONPATH"] = str(REPO / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if BYTECODE_CACHE:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache())
     return env
 
 
 def cpu_of(args: list[str]) -> tuple[float, str]:
     """User + sys CPU seconds and stdout of one child interpreter (this checkout's src first)."""
+    import resource
+    import subprocess
+
     env = child_env()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([sys.executable, *args], env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
@@ -200,7 +208,9 @@ def main() -> int:
             "issue_goal_ratio": TARGETS["plain FIFO peer" if plain else "other peers"],
         }
     floor = interpreter_floor(args.repeat)
-    bytecode = (f"cached in {PYCACHE} (as an installed package; filled by one unmeasured run per case)"
+    import platform
+
+    bytecode = (f"cached in {pycache()} (as an installed package; filled by one unmeasured run per case)"
                 if BYTECODE_CACHE else "as the environment says (PYTHONDONTWRITEBYTECODE="
                 f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r})")
     print(json.dumps({"params": {"python": platform.python_version(), "machine": platform.machine(),

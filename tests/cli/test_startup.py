@@ -56,3 +56,11 @@ def test_a_fcfs_run_imports_no_lp_solver():
     modules = json.loads(out.strip().splitlines()[-1])
     assert "scipy" not in modules
     assert "dlsched.policies.gavel" not in modules and "dlsched.policies.fcfs" in modules
+
+
+def test_a_policy_home_is_the_module_every_source_names():
+    from dlsched.policies.names import declared_policy_modules, policy_home
+
+    homes = declared_policy_modules()
+    assert {name: policy_home(name) for name in homes} == homes
+    assert policy_home("no-such-policy") is None

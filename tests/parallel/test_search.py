@@ -182,3 +182,59 @@ def test_fits_answers_as_the_full_search_over_the_zoo():
                     answers.add(fits)
     assert answers == {True, False}  # both answers were exercised
     assert not any(k[0] == "optimum" for k in cheap._cache)  # and no optimum was searched for them
+
+
+def test_small_table_selection_is_the_arrays_selection_to_the_bit():
+    """``_select_small`` (plain Python, small tables) makes the choice ``_select_arrays`` makes, with
+    the same float: random tables with many tied costs, so first-minimum tie-breaking is exercised."""
+    import random
+
+    from dlsched.perf.parallel.cost import StageCost
+    from dlsched.perf.parallel.search import _select_arrays, _select_small
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        n_stages = rng.randint(1, 7)
+        table = []
+        for _ in range(n_stages):
+            row = []
+            for k in range(rng.randint(1, 3)):
+                # few distinct values: ties in steady, sync and micro times are common
+                micro = rng.choice([1.0, 1.5, 2.0, 0.1 + rng.random(), 3.3e-3, 1e16])
+                recv = rng.choice([0.0, 0.25, micro / 3])
+                row.append(((k, 1), StageCost(micro, recv, rng.choice([0.0, 0.5, 0.7, rng.random()]), 0.0, micro)))
+            table.append(row)
+        n_micro = 4 * n_stages
+        small, arrays = _select_small(table, n_micro), _select_arrays(table, n_micro)
+        assert small == arrays and type(small[0]) is float, (table, small, arrays)
+
+
+@pytest.mark.parametrize("name,size,gpu,n", [
+    ("bert", "1.3B", "V100", 8), ("moe", "2.4B", "A100-40G", 16), ("wide_resnet", "2B", "A10", 16),
+    ("gpt", "6.7B", "A40", 16), ("moe", "10B", "V100", 16),
+])
+def test_compute_floor_bounds_every_plan_and_pruning_keeps_the_optimum(est, name, size, gpu, n):
+    """``optimal_plan`` skips splits whose ``compute_floor`` exceeds the best so far: the floor is
+    below every plan of its split, and the search finds what pricing every split finds."""
+    from dlsched.perf.parallel.cost import compute_floor
+    from dlsched.perf.parallel.partition import balanced_partition, stage_counts
+    from dlsched.perf.parallel.profile import profile
+    from dlsched.perf.parallel.search import _all_for, optimal_plan, search_split
+
+    m = get_model(name, size)
+    hw = est.hardware(gpu)
+    batch = BATCH[m.family]
+    prof = profile(m)
+    best = None
+    for ns in stage_counts(n, prof.n_layers):
+        for split in sorted({stage_partition(m, n, ns), balanced_partition(m, n, ns)}, key=lambda s: s.bounds):
+            floor = compute_floor(prof, hw, split.bounds, split.gpus, batch, 4 * ns)
+            if ns <= 4:  # brute force over the split's plans (deeper splits have too many)
+                for p in plan_space(m, n, ns, split, hw.gpus_per_node):
+                    t = plan_time(m, batch, p, hw)
+                    assert t is None or floor <= t * (1 + 1e-12)
+            found = search_split(m, batch, hw, split, _all_for(hw))
+            assert found is None or floor <= found[0] * (1 + 1e-12)
+            if found is not None and (best is None or found[0] < best[0] - 1e-12):
+                best = found
+    assert optimal_plan(m, batch, hw, n) == best

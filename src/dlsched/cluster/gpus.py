@@ -23,6 +23,8 @@ from dlsched.errors import UnknownNameError
 
 @dataclass(frozen=True, slots=True)
 class GPUType:
+    """A GPU model's memory, peak FLOP/s and memory bandwidth."""
+
     name: str
     memory_gib: float
     fp32_tflops: float

@@ -21,6 +21,8 @@ from dlsched.cluster.intra_defaults import intra_value
 
 @dataclass(frozen=True, slots=True)
 class PlainIntra:
+    """How a node's GPUs connect, as a spec gives it."""
+
     kind: str = "pcie"
     sockets: int = 1
     gpus_per_switch: int | None = None
@@ -35,6 +37,8 @@ class PlainIntra:
 
 @dataclass(frozen=True, slots=True)
 class PlainNodeGroup:
+    """Nodes of one kind, as a spec gives them."""
+
     name: str
     gpu: str
     nodes: int
@@ -47,6 +51,8 @@ class PlainNodeGroup:
 
 @dataclass(frozen=True, slots=True)
 class PlainNetwork:
+    """The network between nodes, as a spec gives it."""
+
     topology: str = "tiered"
     rack_gbps: float | None = None
     rack_latency_us: float = 5.0
@@ -58,6 +64,8 @@ class PlainNetwork:
 
 @dataclass(frozen=True, slots=True)
 class PlainClusterSpec:
+    """A cluster spec as plain data (read without pydantic)."""
+
     name: str
     node_groups: tuple[PlainNodeGroup, ...]
     description: str = ""

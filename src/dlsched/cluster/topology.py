@@ -47,6 +47,8 @@ class LinkCost:
 
 @dataclass(frozen=True, slots=True)
 class Node:
+    """One node of the cluster: its GPUs, rack and links."""
+
     id: int
     group: str
     gpu: GPUType

@@ -76,6 +76,8 @@ def _norm(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProfileRow:
+    """A measured iteration time at one per-GPU batch."""
+
     batch: int
     iter_time_s: float
 

@@ -26,6 +26,8 @@ MB = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class Bucket:
+    """A gradient bucket and when the backward pass has it ready."""
+
     nbytes: float
     ready: float  # fraction of the backward pass elapsed when the bucket's gradients are all ready
 

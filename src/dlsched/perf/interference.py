@@ -72,6 +72,8 @@ class PackedJob:
 
 @dataclass(frozen=True, slots=True)
 class PackingResult:
+    """Whether jobs fit on one GPU together, and how fast each then runs."""
+
     feasible: bool
     factors: tuple[float, ...]  # fraction of solo speed each job keeps (0.0 when infeasible)
     memory_bytes: float

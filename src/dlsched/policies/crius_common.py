@@ -236,11 +236,17 @@ def fit_requests(jobs, cluster: Cluster, estimator) -> tuple[list, list]:
     from dlsched.workload.fitting import fit_requests as grow_to_fit
     from dlsched.workload.models import get_model
 
+    answers: dict[tuple, bool] = {}  # a trace repeats a few (model, batch, type, count) requests
+
     def runs(spec, n: int) -> bool:
-        t = resolve_type(cluster, spec.gpu_type)
-        names = [cluster.gpu_types[t].name] if t is not None else [g.name for g in cluster.gpu_types]
-        model = get_model(spec.model, spec.params)
-        return any(estimator.fits(model, spec.batch_size, nm, n) for nm in names)
+        key = (spec.model, spec.params, spec.batch_size, spec.gpu_type, n)
+        found = answers.get(key)
+        if found is None:
+            t = resolve_type(cluster, spec.gpu_type)
+            names = [cluster.gpu_types[t].name] if t is not None else [g.name for g in cluster.gpu_types]
+            model = get_model(spec.model, spec.params)
+            found = answers[key] = any(estimator.fits(model, spec.batch_size, nm, n) for nm in names)
+        return found
 
     fit = grow_to_fit(jobs, runs, grow=True, cap=MAX_GPUS_PER_JOB)
     return fit.jobs, [b.job for b in fit.bad]

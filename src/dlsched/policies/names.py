@@ -33,6 +33,20 @@ def declared_policy_modules() -> dict[str, str]:
     return homes
 
 
+def policy_home(name: str) -> str | None:
+    """The module of ``dlsched.policies`` whose source registers ``name``, or None.
+
+    The namesake module ("fcfs-backfill" -> fcfs.py, "gavel-admit" -> gavel.py) is read first;
+    only a name found there does not read every module's source (about 8 ms a run).
+    """
+    folder = Path(__file__).resolve().parent
+    for guess in dict.fromkeys((name.replace("-", "_"), name.split("-", 1)[0])):
+        path = folder / f"{guess}.py"
+        if guess.isidentifier() and path.is_file() and name in _DECORATOR.findall(path.read_text(encoding="utf-8")):
+            return guess
+    return declared_policy_modules().get(name)
+
+
 def declared_policy_names() -> list[str]:
     """Names given to ``@register`` in the modules of ``dlsched.policies``, sorted."""
     return sorted(declared_policy_modules())

@@ -42,11 +42,11 @@ def _load_all() -> None:
 
 
 def _load_home(name: str) -> None:
-    """Import only the module whose source registers ``name`` (``names.declared_policy_modules``);
+    """Import only the module whose source registers ``name`` (``names.policy_home``);
     a policy run then pays for its own module's imports, not every policy's (scipy for the LPs)."""
-    from dlsched.policies.names import declared_policy_modules
+    from dlsched.policies.names import policy_home
 
-    home = declared_policy_modules().get(name)
+    home = policy_home(name)
     if home in MODULES:
         importlib.import_module(f"dlsched.policies.{home}")
 

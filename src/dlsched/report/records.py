@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields
 # Nothing changes a record once built.
 @dataclass(slots=True)
 class JobRecord:
+    """One job's outcome, as jobs.csv writes it."""
+
     job_id: str
     model: str
     num_gpus: int  # as requested

@@ -56,6 +56,8 @@ class BadRequest:
 
 @dataclass(frozen=True, slots=True)
 class FitResult:
+    """What ``fit_requests`` returns: the jobs, the requests it grew, the jobs it left out."""
+
     jobs: list[JobSpec]
     changes: list[RequestChange]
     bad: list[BadRequest]

@@ -16,6 +16,8 @@ from dlsched.errors import UnknownNameError
 
 @dataclass(frozen=True, slots=True)
 class Layer:
+    """One layer (operator) of a model, per sample."""
+
     name: str
     params: int  # trainable parameters (gradient elements)
     fwd_flops: float  # forward FLOPs per sample
@@ -24,6 +26,8 @@ class Layer:
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
+    """A model of the zoo: its layers and how it trains."""
+
     name: str  # canonical zoo name, e.g. "resnet50"
     family: str  # "cnn" | "transformer" | "moe" | "rnn" | "speech" | "rl" | "recsys"
     task: str

@@ -68,6 +68,8 @@ class LayerTraits:
 
 @dataclass(frozen=True, slots=True)
 class TransformerSpec:
+    """Shape of a GPT/BERT-style Transformer (Crius Table 2)."""
+
     hidden: int
     layers: int
     heads: int
@@ -77,6 +79,8 @@ class TransformerSpec:
 
 @dataclass(frozen=True, slots=True)
 class MoESpec:
+    """Shape of a GShard-style mixture-of-experts Transformer (Crius Table 2)."""
+
     hidden: int
     layers: int
     heads: int
@@ -88,6 +92,8 @@ class MoESpec:
 
 @dataclass(frozen=True, slots=True)
 class WResNetSpec:
+    """Shape of a wide ResNet (Crius Table 2)."""
+
     channels: int  # base number of filters C
     width: int  # widening factor W of the 3x3 convolution
     blocks: tuple[int, ...] = (3, 4, 6, 3)  # ResNet-50
@@ -257,6 +263,8 @@ def _canonical(table: dict, variant: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Family:
+    """A sized family of the large zoo: its sizes and how to build each."""
+
     name: str
     family: str
     task: str

@@ -54,6 +54,8 @@ from dlsched.workload.models import ModelInfo
 
 @dataclass(frozen=True, slots=True)
 class CostParams:
+    """Constants of the plan cost model."""
+
     # Fraction of dense peak XLA-compiled large Transformer GEMMs sustain (over the 4 forward
     # passes counted; 0.375 over the usual 3).  Alpa's GPT runs reach roughly half of V100 peak
     # (Zheng et al. 2022, sec. 8.1).  Other families scale it (``compute_efficiency``).
@@ -168,6 +170,8 @@ def expert_alltoall(nbytes: float, ep: int, stride: int, offset: int, node_gpus:
 
 @dataclass(frozen=True, slots=True)
 class StageCost:
+    """One pipeline stage's time and memory under one (dp, tp) choice."""
+
     micro: float  # T_s: seconds per micro-batch, including the receive from the previous stage
     recv: float  # Tcomm_s: the receive part of ``micro`` (overlapped in the steady state)
     sync: float  # per iteration after the pipeline drains: gradient all-reduce + update
@@ -192,68 +196,114 @@ def stage_cost(prof: ModelProfile, hw: Hardware, a: int, b: int, dp: int, tp: in
     sharded across up to E data-parallel ranks (expert parallelism); beyond E
     the expert shards are replicated and their gradients all-reduced.
     """
+    return stage_costs(prof, hw, a, b, ((dp, tp),), offset, batch, n_micro, in_flight, params)[0]
+
+
+def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offset: int,
+                batch: float, n_micro: int, in_flight: int,
+                params: CostParams = DEFAULT_PARAMS) -> list[StageCost | None]:
+    """``stage_cost`` of one stage for each (dp, tp) of ``choices``.
+
+    The plan search prices every choice of a stage: what does not depend on the choice is
+    computed once here (each expression as ``stage_cost`` defines it, so the floats are the same).
+    """
+    sums = prof.lists
     m = batch / n_micro
-    mb = m / dp
-    if mb < 1 or tp > prof.max_tp:
-        return None
-    pe = prof.total(prof.expert_params, a, b)
-    ep = min(dp, prof.max_experts_shard) if prof.max_experts_shard else dp  # expert-parallel degree
+    pe = sums.expert_params[b] - sums.expert_params[a]
+    pd = sums.dense_params[b] - sums.dense_params[a]
+    a2a = sums.a2a_bytes[b] - sums.a2a_bytes[a]
+    shard_max = prof.max_experts_shard
     links: TierLinks = hw.links
     gpn = links.gpus_per_node
-    pd = prof.total(prof.dense_params, a, b)
-    shard_params = pd / tp + pe / (tp * ep)
     bpp = prof.bytes_per_param
     peak = peak_flops(hw.gpu, bpp) * compute_efficiency(hw.gpu, prof.family, bpp, params)
-
-    compute = params.forward_passes * prof.total(prof.flops, a, b) * mb / (tp * peak)
-    stream = 3 * shard_params * bpp / (hw.gpu.mem_bw_gbs * 1e9)
+    work = params.forward_passes * (sums.flops[b] - sums.flops[a])
+    mem_bw = hw.gpu.mem_bw_gbs * 1e9
     launch = 3 * (b - a) * params.launch_s
-    t = compute + stream + launch
-
-    tp_link, _ = links.group(offset, tp, 1) if tp > 1 else (None, False)
-    if tp > 1:
-        # NB: remat repeats these forward all-reduces too (``comm_passes``); not
-        # applied here yet because it reprices every dense model's tensor-parallel
-        # plans, outside the MoE fix (docs/crius-parallelism.md, Simplifications).
-        t += allreduce(prof.total(prof.tp_bytes, a, b) * mb, tp, tp_link,
-                       count=prof.total(prof.tp_count, a, b))
-    dp_link, dp_cross = links.group(offset, dp, tp) if dp > 1 else (None, False)
-    # Data-parallel rings of the tp ranks of a node share the node's NIC (a ring
-    # crosses each node boundary once, so one ring per tensor rank).
-    dp_share = min(tp, gpn) if dp_cross else 1
-    a2a = prof.total(prof.a2a_bytes, a, b)
-    if ep > 1 and a2a > 0:
-        # Each tensor rank dispatches 1/tp of its replica's mb samples' tokens.
-        passes = params.comm_passes  # forward, rematerialised forward, backward
-        t += expert_alltoall(a2a * mb / tp * passes, ep, tp, offset, min(gpn, dp * tp), links,
-                             count=prof.total(prof.a2a_count, a, b) * passes)
-
-    recv = 0.0
+    tp_bytes = sums.tp_bytes[b] - sums.tp_bytes[a]
+    tp_count = sums.tp_count[b] - sums.tp_count[a]
+    passes = params.comm_passes  # forward, rematerialised forward, backward
+    a2a_count = (sums.a2a_count[b] - sums.a2a_count[a]) * passes
+    held = min(in_flight, n_micro)
+    ckpt = sums.ckpt[b] - sums.ckpt[a]
+    workset = sums.workset_max[a][b - 1]
+    state_bytes = params.state_bytes_per_param
+    cut = recv_p2p = 0.0
     if a > 0:
-        cut = float(prof.act_out[a - 1]) * m
-        link, _ = links.group(offset - 1, 2, 1)
-        recv = 2 * sendrecv_time(cut, link)  # activation forward, its gradient backward
+        cut = sums.act_out[a - 1] * m
+        recv_p2p = 2 * sendrecv_time(cut, links.group(offset - 1, 2, 1)[0])  # activation forward, gradient backward
+
+    out: list[StageCost | None] = []
+    for dp, tp in choices:
+        mb = m / dp
+        if mb < 1 or tp > prof.max_tp:
+            out.append(None)
+            continue
+        ep = min(dp, shard_max) if shard_max else dp  # expert-parallel degree
+        shard_params = pd / tp + pe / (tp * ep)
+        compute = work * mb / (tp * peak)
+        stream = 3 * shard_params * bpp / mem_bw
+        t = compute + stream + launch
+
+        tp_link, _ = links.group(offset, tp, 1) if tp > 1 else (None, False)
         if tp > 1:
-            recv += 2 * allgather(cut / dp, tp, tp_link)
-    t += recv
+            # NB: remat repeats these forward all-reduces too (``comm_passes``); not
+            # applied here yet because it reprices every dense model's tensor-parallel
+            # plans, outside the MoE fix (docs/crius-parallelism.md, Simplifications).
+            t += allreduce(tp_bytes * mb, tp, tp_link, count=tp_count)
+        dp_link, dp_cross = links.group(offset, dp, tp) if dp > 1 else (None, False)
+        # Data-parallel rings of the tp ranks of a node share the node's NIC (a ring
+        # crosses each node boundary once, so one ring per tensor rank).
+        dp_share = min(tp, gpn) if dp_cross else 1
+        if ep > 1 and a2a > 0:
+            # Each tensor rank dispatches 1/tp of its replica's mb samples' tokens.
+            t += expert_alltoall(a2a * mb / tp * passes, ep, tp, offset, min(gpn, dp * tp), links,
+                                 count=a2a_count)
 
-    sync = 0.0
-    if dp > 1:
-        sync += allreduce(pd / tp * bpp, dp, dp_link, share=dp_share)
-        if dp > ep and pe > 0:
-            # Only replicas of the same expert shard (dp / ep of them, stride tp x ep)
-            # all-reduce its gradient.  Every GPU of a node holds a different shard,
-            # so min(tp x ep, gpn) replica rings share the node's NIC, not tp.
-            rep_link, rep_cross = links.group(offset, dp // ep, tp * ep)
-            sync += allreduce(pe / (tp * ep) * bpp, dp // ep, rep_link,
-                              share=min(tp * ep, gpn) if rep_cross else 1)
-    sync += shard_params * params.state_bytes_per_param / (hw.gpu.mem_bw_gbs * 1e9)
+        recv = 0.0
+        if a > 0:
+            recv = recv_p2p
+            if tp > 1:
+                recv += 2 * allgather(cut / dp, tp, tp_link)
+        t += recv
 
-    memory = (shard_params * params.state_bytes_per_param
-              + min(in_flight, n_micro) * mb * prof.total(prof.ckpt, a, b)
-              + mb * float(prof.workset_max[a, b - 1]) / tp
-              + params.reserved_bytes)
-    return StageCost(t, recv, sync, memory, compute)
+        sync = 0.0
+        if dp > 1:
+            sync += allreduce(pd / tp * bpp, dp, dp_link, share=dp_share)
+            if dp > ep and pe > 0:
+                # Only replicas of the same expert shard (dp / ep of them, stride tp x ep)
+                # all-reduce its gradient.  Every GPU of a node holds a different shard,
+                # so min(tp x ep, gpn) replica rings share the node's NIC, not tp.
+                rep_link, rep_cross = links.group(offset, dp // ep, tp * ep)
+                sync += allreduce(pe / (tp * ep) * bpp, dp // ep, rep_link,
+                                  share=min(tp * ep, gpn) if rep_cross else 1)
+        sync += shard_params * state_bytes / mem_bw
+
+        memory = (shard_params * state_bytes
+                  + held * mb * ckpt
+                  + mb * workset / tp
+                  + params.reserved_bytes)
+        out.append(StageCost(t, recv, sync, memory, compute))
+    return out
+
+
+def compute_floor(prof: ModelProfile, hw: Hardware, bounds, gpus, batch: float, n_micro: int,
+                  params: CostParams = DEFAULT_PARAMS) -> float:
+    """A lower bound on ``pipeline_time`` of every plan of a stage split, whatever its (dp, tp).
+
+    A stage's micro-batch time includes its computation, which is the same for every
+    dp x tp = g (work x (m / dp) / (tp x peak) = work x m / (g x peak)), and nothing is
+    negative; the steady term is at least the slowest stage's computation.  So
+    sum_s compute_s + (B - 1) x max_s compute_s bounds the plan from below, up to rounding
+    (the caller leaves a margin for it).
+    """
+    sums = prof.lists
+    peak = peak_flops(hw.gpu, prof.bytes_per_param) * compute_efficiency(hw.gpu, prof.family,
+                                                                          prof.bytes_per_param, params)
+    m = batch / n_micro
+    comp = [params.forward_passes * (sums.flops[b] - sums.flops[a]) * m / (g * peak)
+            for a, b, g in zip(bounds[:-1], bounds[1:], gpus)]
+    return sum(comp) + (n_micro - 1) * max(comp)
 
 
 def pipeline_time(costs: list[StageCost], n_micro: int) -> float:

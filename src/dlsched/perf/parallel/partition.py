@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-
 from dlsched.perf.parallel.plan import StageSplit
 from dlsched.perf.parallel.profile import ModelProfile, profile
 from dlsched.workload.models import ModelInfo
@@ -53,22 +51,24 @@ def _split(prof: ModelProfile, n_gpus: int, n_stages: int, tolerance: float, by_
     if n_stages > L:
         raise ValueError(f"{prof.name} has {L} operators, fewer than {n_stages} stages")
     gpus = stage_gpus(n_gpus, n_stages)
-    mapped = prof.flops / prof.total_flops * n_gpus  # cumulative mapped GPUs at each boundary
+    # plain Python over the profile's lists (a model has tens of operators): the same doubles and
+    # the same first-minimum choices as numpy's argmin and lexsort, without their per-call cost
+    total = prof.total_flops
+    mapped = [f / total * n_gpus for f in prof.lists.flops]  # cumulative mapped GPUs at each boundary
+    act_out = prof.lists.act_out
     cuts = [0]
     target = 0.0
     for k in range(1, n_stages):
         target += gpus[k - 1]
         lo, hi = cuts[-1] + 1, L - (n_stages - k)  # leave an operator for every later stage
-        idx = np.arange(lo, hi + 1)
-        dist = np.abs(mapped[idx] - target)
-        choice = int(idx[np.argmin(dist)])
+        dist = {i: abs(mapped[i] - target) for i in range(lo, hi + 1)}
+        choice = min(dist, key=dist.__getitem__)
         if by_comm:
             slack = tolerance * min(gpus[k - 1], gpus[k])
-            near = idx[dist <= slack + 1e-9]
-            if near.size:
+            near = [i for i, d in dist.items() if d <= slack + 1e-9]
+            if near:
                 # smallest activation crossing the cut; ties go to the closest to the target
-                key = np.lexsort((np.abs(mapped[near] - target), prof.act_out[near - 1]))
-                choice = int(near[key[0]])
+                choice = min(near, key=lambda i: (act_out[i - 1], dist[i]))
         cuts.append(choice)
     cuts.append(L)
     return StageSplit(tuple(cuts), gpus)

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.base import IterCost, PerfModel, SimplePerfModel
 from dlsched.perf.parallel.cost import DEFAULT_PARAMS, CostParams
@@ -43,16 +41,26 @@ class AdaptivePerfModel(PerfModel):
         self._large: dict = {}  # (model, variant) -> its ModelInfo if a large model, else None
         self._exact: dict = {}  # (model, variant, batch, GPU ids) -> IterCost, the fallback's too when pure
         self.spec_keyed = self.fallback.spec_keyed  # then its prices share the memo above
+        self._lists: tuple[list[int], list[int], list[int]] | None = None  # see _gpu_lists
 
-    def spread_factor(self, gpus: np.ndarray) -> float:
+    def spread_factor(self, gpus) -> float:
         """Throughput kept when the GPUs span more nodes than a consolidated placement."""
-        c = self.cluster
-        nodes = sorted(set(c.gpu_node[gpus].tolist()))
-        per_node = int(c.node_gpus[nodes[0]])
-        needed = max(1, -(-gpus.size // per_node))
+        gpus = gpus.tolist() if hasattr(gpus, "tolist") else list(gpus)
+        node_of, node_gpus = self._gpu_lists()[1:]
+        nodes = sorted({node_of[g] for g in gpus})
+        per_node = node_gpus[nodes[0]]
+        needed = max(1, -(-len(gpus) // per_node))
         if len(nodes) <= needed:
             return 1.0
         return SPREAD_FACTOR ** math.log2(len(nodes) / needed)
+
+    def _gpu_lists(self) -> tuple[list[int], list[int], list[int]]:
+        """The cluster's GPU type index and node per GPU, and GPUs per node, as lists: an allocation
+        holds a few GPUs, where indexing lists costs less than building an array to index with."""
+        if self._lists is None:
+            c = self.cluster
+            self._lists = (c.gpu_type_idx.tolist(), c.gpu_node.tolist(), [int(n) for n in c.node_gpus])
+        return self._lists
 
     def shape_time(self, model, batch: int, gpu: str, n: int) -> float | None:
         """Seconds per iteration consolidated on ``n`` GPUs of ``gpu`` (None: it cannot run there)."""
@@ -84,16 +92,15 @@ class AdaptivePerfModel(PerfModel):
         return hit
 
     def _price_large(self, model, batch: int, gpus: tuple[int, ...]) -> IterCost:
-        g = np.asarray(gpus, dtype=np.int64)
         c = self.cluster
+        type_of = self._gpu_lists()[0]
         worst = 0.0
-        # sorted(set()) rather than np.unique, whose first call imports numpy.ma (~10 ms of start-up)
-        for t in sorted(set(c.gpu_type_idx[g].tolist())):  # a mixed allocation runs at its slowest type
-            it = self.shape_time(model, batch, c.gpu_types[int(t)].name, int(g.size))
+        for t in sorted({type_of[g] for g in gpus}):  # a mixed allocation runs at its slowest type
+            it = self.shape_time(model, batch, c.gpu_types[t].name, len(gpus))
             if it is None:
                 return INFEASIBLE
             worst = max(worst, it)
-        total = worst / self.spread_factor(g)
+        total = worst / self.spread_factor(gpus)
         return IterCost(total, total, 0.0)
 
     def packing(self, jobs, gpu_type: str):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class StagePlan:
+    """One pipeline stage: its operators and (dp, tp) degrees."""
+
     start: int  # first operator (layer index) of the stage
     stop: int  # one past the last operator
     dp: int  # data-parallel degree (experts are sharded across it)
@@ -33,6 +35,8 @@ class StagePlan:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
+    """A parallel plan: its pipeline stages in order."""
+
     stages: tuple[StagePlan, ...]
 
     @property

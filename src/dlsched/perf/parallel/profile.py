@@ -38,6 +38,26 @@ def _prefix(values) -> np.ndarray:
     return np.concatenate(([0.0], np.cumsum(np.asarray(values, dtype=np.float64))))
 
 
+@dataclass(frozen=True, slots=True)
+class PrefixLists:
+    """``ModelProfile``'s sums as Python lists, for the plan search's inner loop.
+
+    A stage choice reads a few entries; indexing a list and subtracting floats costs a fraction
+    of numpy's scalar indexing, and gives the same doubles (``tolist`` converts exactly).
+    """
+
+    flops: list[float]
+    dense_params: list[float]
+    expert_params: list[float]
+    ckpt: list[float]
+    tp_bytes: list[float]
+    tp_count: list[float]
+    a2a_bytes: list[float]
+    a2a_count: list[float]
+    act_out: list[float]
+    workset_max: list[list[float]]  # [a][b-1], as the array
+
+
 @dataclass(frozen=True, eq=False)
 class ModelProfile:
     """Prefix sums over a model's operators (index i = sum over operators < i)."""
@@ -58,6 +78,7 @@ class ModelProfile:
     workset_max: np.ndarray  # [a, b-1]: largest working set in [a, b)
     max_experts_shard: int  # experts per MoE layer (bounds expert parallelism); 0 if none
     max_tp: int  # widest useful tensor-parallel degree (attention heads, channels)
+    lists: PrefixLists  # the arrays above as lists (what ``stage_costs`` reads)
 
     def total(self, arr: np.ndarray, a: int, b: int) -> float:
         return float(arr[b] - arr[a])
@@ -94,11 +115,7 @@ def _build(model: ModelInfo) -> ModelProfile:
     table = np.zeros((n, n))
     for a in range(n):
         table[a, a:] = np.maximum.accumulate(ws[a:])
-    return ModelProfile(
-        name=model.name,
-        family=model.family,
-        n_layers=n,
-        bytes_per_param=model.bytes_per_param,
+    arrays = dict(
         flops=_prefix([lyr.fwd_flops for lyr in layers]),
         dense_params=_prefix([0 if e else lyr.params for lyr, e in zip(layers, expert)]),
         expert_params=_prefix([lyr.params if e else 0 for lyr, e in zip(layers, expert)]),
@@ -109,8 +126,16 @@ def _build(model: ModelInfo) -> ModelProfile:
         a2a_count=_prefix([t.a2a_collectives for t in traits]),
         act_out=np.asarray([lyr.activation_bytes for lyr in layers], dtype=np.float64),
         workset_max=table,
+    )
+    return ModelProfile(
+        name=model.name,
+        family=model.family,
+        n_layers=n,
+        bytes_per_param=model.bytes_per_param,
         max_experts_shard=_experts_of(model),
         max_tp=_max_tp(model),
+        lists=PrefixLists(**{k: v.tolist() for k, v in arrays.items()}),
+        **arrays,
     )
 
 

@@ -25,7 +25,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from dlsched.perf.parallel.cost import DEFAULT_PARAMS, CostParams, StageCost, stage_cost
+from dlsched.perf.parallel.cost import (DEFAULT_PARAMS, CostParams, StageCost, compute_floor, stage_cost,
+                                       stage_costs)
 from dlsched.perf.parallel.hardware import Hardware
 from dlsched.perf.parallel.partition import balanced_partition, stage_counts, stage_partition
 from dlsched.perf.parallel.plan import Plan, StageSplit
@@ -39,6 +40,8 @@ Options = Callable[[int, int, int], Sequence[tuple[int, int]]]  # (stage, GPUs, 
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
+    """A plan a search found, its time and what finding it cost."""
+
     iter_time: float
     plan: Plan
     cost: int  # plans a real system profiles to obtain this result
@@ -73,12 +76,10 @@ def _stage_table(model: ModelInfo, batch: float, hw: Hardware, split: StageSplit
     table = []
     offset = 0
     for i, ((a, b), g) in enumerate(zip(split.ranges(), split.gpus)):
-        row = []
-        for dp, tp in options(i, g, offset):
-            c = stage_cost(prof, hw, a, b, dp, tp, offset, batch, n_micro,
-                           params.in_flight(i, split.n_stages), params)
-            if c is not None and c.memory <= cap:
-                row.append(((dp, tp), c))
+        choices = options(i, g, offset)
+        costs = stage_costs(prof, hw, a, b, choices, offset, batch, n_micro,
+                            params.in_flight(i, split.n_stages), params)
+        row = [(choice, c) for choice, c in zip(choices, costs) if c is not None and c.memory <= cap]
         if not row:
             return None
         table.append(row)
@@ -98,6 +99,62 @@ def _sorted_distinct(values: np.ndarray) -> np.ndarray:
 
 def _select(table, n_micro: int) -> tuple[float, list[int]]:
     """Exact best choice per stage for the pipeline formula (threshold method, see module doc)."""
+    S = len(table)
+    if S < _SMALL_STAGES and sum(len(row) for row in table) <= _SMALL_CHOICES:
+        costs = [c for row in table for _, c in row]
+        if all(math.isfinite(c.micro) and math.isfinite(c.steady) and math.isfinite(c.sync) for c in costs):
+            return _select_small(table, n_micro)
+    return _select_arrays(table, n_micro)
+
+
+# The plan search's tables are mostly tiny (one to four stages of one to four choices), where
+# numpy's per-call overhead is most of ``_select_arrays``'s cost; ``_select_small`` makes the
+# same choice with the same floats in plain Python.  It must add a stage's times in the order
+# numpy does: left to right below 8 terms (numpy sums 8 or more pairwise), hence the stage bound.
+_SMALL_STAGES = 8
+# choices over all stages: the plain scan grows with their cube, and beyond 7 the arrays win
+_SMALL_CHOICES = 7
+
+
+def _select_small(table, n_micro: int) -> tuple[float, list[int]]:
+    """``_select_arrays`` for a table of finite costs and fewer than 8 stages, in plain Python.
+
+    The same thresholds (sorted distinct steady and sync times), the same per-stage choice
+    within them (the first cheapest), the same sums in the same order, and the first
+    pair of thresholds with the least total, so the same answer to the bit.
+    """
+    rows = [[(c.steady, c.sync, c.micro) for _, c in row] for row in table]
+    if all(len(row) == 1 for row in rows):
+        total = sum(row[0][2] for row in rows)
+        exact = total + (n_micro - 1) * max(row[0][0] for row in rows) + max(row[0][1] for row in rows)
+        return exact, [0] * len(rows)
+    tc = sorted({c for row in rows for c, _, _ in row})
+    ta = sorted({a for row in rows for _, a, _ in row})
+    best_total, best_choice = math.inf, None
+    for ci in tc:
+        # per stage, the choices within the steady-time threshold: (sync, micro, index)
+        within = [[(a, t, k) for k, (c, a, t) in enumerate(row) if c <= ci] for row in rows]
+        for aj in ta:
+            total = 0.0
+            choice = []
+            for cands in within:
+                bt, bk = math.inf, 0
+                for a, t, k in cands:
+                    if a <= aj and t < bt:
+                        bt, bk = t, k
+                total += bt
+                choice.append(bk)
+            total = total + (n_micro - 1) * ci + aj
+            if best_choice is None or total < best_total:
+                best_total, best_choice = total, choice
+    picked = [rows[s][k] for s, k in enumerate(best_choice)]
+    exact = (sum(t for _, _, t in picked) + (n_micro - 1) * max(c for c, _, _ in picked)
+             + max(a for _, a, _ in picked))
+    return exact, best_choice
+
+
+def _select_arrays(table, n_micro: int) -> tuple[float, list[int]]:
+    """Exact best choice per stage for the pipeline formula, vectorised over threshold pairs."""
     S = len(table)
     K = max(len(r) for r in table)
     T = np.full((S, K), np.inf)
@@ -270,13 +327,23 @@ def plan_fits(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,
     return False
 
 
+_FLOOR_MARGIN = 1e-9  # relative: ``compute_floor`` is rounded a few ulps differently from the stage costs
+
+
 def optimal_plan(model: ModelInfo, batch: float, hw: Hardware, n_gpus: int,
                  params: CostParams = DEFAULT_PARAMS) -> tuple[float, Plan] | None:
     """Full-space optimum ("adaptive parallelism"): every stage count, split and (dp, tp)."""
     best: tuple[float, Plan] | None = None
-    for ns in stage_counts(n_gpus, profile(model).n_layers):
+    prof = profile(model)
+    for ns in stage_counts(n_gpus, prof.n_layers):
         splits = {stage_partition(model, n_gpus, ns), balanced_partition(model, n_gpus, ns)}
         for split in sorted(splits, key=lambda s: s.bounds):
+            # A split whose computation alone is slower than the best plan so far cannot replace
+            # it (the margin is far above rounding and far below the 1e-12 a win needs): most
+            # deep pipelines are dropped here without pricing their stages.
+            if best is not None and (compute_floor(prof, hw, split.bounds, split.gpus, batch, 4 * ns, params)
+                                     * (1 - _FLOOR_MARGIN) > best[0]):
+                continue
             found = search_split(model, batch, hw, split, _all_for(hw), params)
             if found is not None and (best is None or found[0] < best[0] - 1e-12):
                 best = found

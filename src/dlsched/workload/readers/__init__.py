@@ -7,32 +7,43 @@ object, or the PAI file name); docs/trace-formats.md describes every format.
 from __future__ import annotations
 
 import csv
+from importlib import import_module
 from pathlib import Path
 from typing import Callable
 
 from dlsched.errors import InputError, UnknownNameError
 from dlsched.workload.readers._common import (DEFAULT_MODEL_BY_GPUS, SkippedRow, TraceLoad, model_for_gpus,
                                               open_text)
-from dlsched.workload.readers.arena import read_arena
-from dlsched.workload.readers.blox import read_blox
-from dlsched.workload.readers.gavel import parse_job_type, read_gavel
-from dlsched.workload.readers.helios import read_helios
-from dlsched.workload.readers.lingjun import read_lingjun
-from dlsched.workload.readers.pai import read_pai
-from dlsched.workload.readers.philly import read_philly, read_philly_subset
-from dlsched.workload.readers.plain import read_dlsched
 
-READERS: dict[str, Callable[..., TraceLoad]] = {
-    "dlsched": read_dlsched,
-    "arena": read_arena,
-    "gavel": read_gavel,
-    "blox": read_blox,
-    "philly": read_philly,
-    "philly-subset": read_philly_subset,
-    "helios": read_helios,
-    "pai": read_pai,
-    "lingjun": read_lingjun,
+# format -> (module of this package, its reader).  A reader's module is imported when a trace of
+# its format is read: a run reads one format and need not pay for the others' imports.
+_HOMES: dict[str, tuple[str, str]] = {
+    "dlsched": ("plain", "read_dlsched"),
+    "arena": ("arena", "read_arena"),
+    "gavel": ("gavel", "read_gavel"),
+    "blox": ("blox", "read_blox"),
+    "philly": ("philly", "read_philly"),
+    "philly-subset": ("philly", "read_philly_subset"),
+    "helios": ("helios", "read_helios"),
+    "pai": ("pai", "read_pai"),
+    "lingjun": ("lingjun", "read_lingjun"),
 }
+_EXPORTS = {fn: mod for mod, fn in _HOMES.values()} | {"parse_job_type": "gavel"}
+
+
+def reader(fmt: str) -> Callable[..., TraceLoad] | None:
+    """The reader of a format (None if there is no such format)."""
+    home = _HOMES.get(fmt)
+    return None if home is None else getattr(import_module(f"dlsched.workload.readers.{home[0]}"), home[1])
+
+
+def __getattr__(name: str):
+    if name == "READERS":  # every format's reader, as a dict (imports every reader module)
+        return {fmt: reader(fmt) for fmt in _HOMES}
+    if name in _EXPORTS:
+        return getattr(import_module(f"dlsched.workload.readers.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'dlsched.workload.readers' has no attribute {name!r}")
+
 
 # Header columns that identify a CSV format, most specific first.
 _SIGNATURES: tuple[tuple[str, frozenset[str]], ...] = (
@@ -72,7 +83,7 @@ def detect_format(path: str | Path) -> str:
         if needed <= cols:
             return name
     raise InputError(f"cannot tell the trace format from the header {sorted(cols)}{_closest(cols)}; "
-                     f"pass fmt= one of {', '.join(READERS)}", file=str(path), line=1)
+                     f"pass fmt= one of {', '.join(_HOMES)}", file=str(path), line=1)
 
 
 def _closest(cols: set[str]) -> str:
@@ -104,14 +115,14 @@ def read_trace(path: str | Path, fmt: str = "auto", skip_bad_rows: bool = False,
     """
     if fmt in (None, "", "auto"):
         fmt = detect_format(path)
-    reader = READERS.get(fmt)
-    if reader is None:
-        raise UnknownNameError("trace format", fmt, READERS, field="format")
+    read = reader(fmt)
+    if read is None:
+        raise UnknownNameError("trace format", fmt, _HOMES, field="format")
     if not Path(path).exists():
         raise InputError("no such file", file=str(path))
     if Path(path).is_dir():
         raise InputError("is a directory, not a trace file", file=str(path))
-    return reader(path, skip_bad_rows=skip_bad_rows, **options)
+    return read(path, skip_bad_rows=skip_bad_rows, **options)
 
 
 __all__ = ["DEFAULT_MODEL_BY_GPUS", "READERS", "SkippedRow", "TraceLoad", "detect_format", "model_for_gpus",

@@ -26,6 +26,8 @@ from dlsched.workload.models import get_model
 
 @dataclass(frozen=True, slots=True)
 class SkippedRow:
+    """A trace row that was not read, and why (reported, never dropped silently)."""
+
     line: int
     field: str
     reason: str
@@ -33,6 +35,8 @@ class SkippedRow:
 
 @dataclass(frozen=True, slots=True)
 class TraceLoad:
+    """A trace as read: its jobs, the rows skipped, the file."""
+
     jobs: list[JobSpec]
     skipped: list[SkippedRow] = field(default_factory=list)
     source: str = ""
@@ -108,11 +112,15 @@ class Row:
     def float(self, name: str, *, minimum: float | None = 0.0, default: float | None = None) -> float:
         if default is not None and not self.has(name):
             return default
-        raw = self.str(name)
+        raw = self.data.get(name)
+        if type(raw) is not str or not (raw := raw.strip()):  # a CSV field is a str: one strip
+            raw = self.str(name)
         try:
             value = float(raw)
         except ValueError:
             raise self.error(f"not a number: {raw!r}", name) from None
+        if (minimum is None or value >= minimum) and -MAX_VALUE <= value <= MAX_VALUE:
+            return value  # every check below passes (NaN and infinities fail these comparisons)
         if not math.isfinite(value):
             raise self.error(f"not a finite number: {raw!r}", name)
         if minimum is not None and value < minimum:

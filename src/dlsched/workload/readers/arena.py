@@ -22,9 +22,23 @@ def read_arena(path: str | Path, *, skip_bad_rows: bool = False,
     source = str(path)
     size_field = {"sim": "iterations_sim", "full": "iterations"}[iterations]
 
+    # the trace names a few (model, size) pairs and GPU types over and over: each is looked up
+    # once per read (a failed lookup raises on every row that has it, naming that row)
+    zoo_names: dict[tuple[str, str], str] = {}
+    gpu_names: dict[str | None, str | None] = {}
+
+    def gpu_of(row: Row) -> str | None:
+        raw = row.data.get("gpu_type")
+        if raw not in gpu_names:
+            gpu_names[raw] = row.gpu_type("gpu_type")
+        return gpu_names[raw]
+
     def parse(row: Row) -> JobSpec:
         variant = row.str("param_num")
-        model = row.model("model", row.str("model"), variant)
+        key = (row.str("model"), variant)
+        model = zoo_names.get(key)
+        if model is None:
+            model = zoo_names[key] = row.model("model", key[0], variant)
         rel = row.float("submit_rel_s")
         absolute = row.float("submit_time_s")
         deadline = None
@@ -35,7 +49,7 @@ def read_arena(path: str | Path, *, skip_bad_rows: bool = False,
         return JobSpec(row.str("job_id"), rel, model, row.int("num_gpus", minimum=1),
                        batch_size=row.int("batch_size", minimum=1),
                        total_iterations=row.int(size_field, minimum=1),
-                       gpu_type=row.gpu_type("gpu_type"), deadline=deadline, params=variant,
+                       gpu_type=gpu_of(row), deadline=deadline, params=variant,
                        extra={"iterations_full": row.data.get("iterations"),
                               "iterations_sim": row.data.get("iterations_sim")})
 
