@@ -18,6 +18,8 @@ MODE_FLIPS = ("pack", "unpack", "slice-in", "slice-out")
 
 @dataclass(slots=True)  # not frozen: built for every change, where frozen's __init__ costs ~5x; never mutated
 class Action:
+    """One change the core made to a job, for the engine to turn into events or agent calls."""
+
     kind: str
     job_id: str
     gpus: tuple[int, ...]  # where the job runs after the action (() once it left)

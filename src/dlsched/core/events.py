@@ -16,6 +16,8 @@ EVENT_KINDS = ("submit", "start", "resume", "suspend", "migrate", "resize", "rep
 
 @dataclass(frozen=True, slots=True)
 class CoreEvent:
+    """One line of the core's event log."""
+
     time: float
     job_id: str
     kind: str

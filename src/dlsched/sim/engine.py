@@ -69,6 +69,8 @@ class SimConfig:
 
 @dataclass
 class SimResult:
+    """What a run gives back: records, series, summary, the parameters that shaped it, its timings."""
+
     records: list[JobRecord]
     series: TimeSeries
     summary: dict
