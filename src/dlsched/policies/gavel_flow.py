@@ -1,0 +1,153 @@
+"""Gavel's LP solved exactly as a transportation problem, without an LP solver (issue 21).
+
+Gavel's max-sum-throughput LP (``gavel.py``) is, counted in GPUs rather than time fractions,
+a transportation problem: job j supplies up to n_j GPU-units (g[j, t] = n_j * X[j, t]),
+type t takes up to C_t of them, and a unit of job j on type t earns a[j, t] = w[j, t] / n_j.
+With every supply and capacity an integer, the problem has integral optima, and one is
+reached by *cycle cancelling* (Klein's algorithm): a flow is optimal exactly when its residual
+graph has no cycle of positive profit, and pushing flow round such a cycle keeps it feasible
+and raises the objective.
+
+Jobs are many (hundreds) but GPU types few (3-4), so every residual cycle is searched on a
+graph of T + 1 nodes: the types and one node O standing for the source and the sink (joined
+by a free return arc).  Passing from one of these nodes to another goes through a single job
+or through a capacity arc, and only the most profitable way matters:
+
+- O -> t: a job with spare supply starts a unit on t (profit a[j, t]), or t gives a used unit
+  of capacity back (profit 0);
+- t -> O: t takes a unit of spare capacity (0), or a job on t drops a unit (-a[j, t]);
+- t -> t': a job on t moves a unit to t' (a[j, t'] - a[j, t]).
+
+So each step is a few numpy reductions over the jobs (the best job per edge) and a pass over
+the graph's simple cycles (84 for four types), listed once per type count.  The most
+profitable cycle is cancelled by its bottleneck (an integer: flows stay integral), until none
+is positive beyond ``EPS`` (profits are sums of at most T + 1 terms of magnitude <= 1, so a
+true zero can come out at about 1e-16, never near 1e-12).  Ties: the first cycle in a fixed
+order, the earliest row (submission order) among equal jobs.
+
+Warm: a solve starts from the flows the jobs had in the last solve (``solve_from``), so a job arriving or leaving costs a few cycles, not a solve from zero, and jobs not
+concerned keep their shares.  This returns *an* optimum, as HiGHS does, but not HiGHS's vertex
+where the LP has several (jobs with equal weight rows are interchangeable): decisions differ
+from the HiGHS-solved ``gavel`` (``lp=highs``); see docs/replay.md.  The objective equals
+HiGHS's to 1e-9 relative on random and real instances (``tests/crius/test_gavel_flow.py``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import permutations
+
+import numpy as np
+
+EPS = 1e-12  # a cycle is cancelled only if its profit exceeds this (see the module docstring)
+MAX_STEPS = 1_000_000  # a guard: each step raises the objective by > EPS, so this is never reached
+
+
+@lru_cache(maxsize=None)
+def _cycles(n_types: int) -> np.ndarray:
+    """Every simple cycle of the complete digraph on O (node 0) and the types (1..T), as rows of
+    flat edge indices into a (T+1) x (T+1) matrix, padded with the index of a zero cell."""
+    n = n_types + 1
+    pad = n * n  # one past the matrix: a cell held at 0
+    rows = []
+    for k in range(2, n + 1):
+        for perm in permutations(range(n), k):
+            if perm[0] != min(perm):  # each cycle once, from its smallest node
+                continue
+            edges = [perm[i] * n + perm[(i + 1) % k] for i in range(k)]
+            rows.append(edges + [pad] * (n - k))
+    return np.array(rows, dtype=np.int64).reshape(-1, n)
+
+
+def max_throughput_flow(w: np.ndarray, sizes: np.ndarray, capacity, start: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, int]:
+    """An optimal g (GPUs of each job on each type, integers) of Gavel's LP, and the cycles cancelled.
+
+    ``w`` jobs x types weights (0: the job cannot run there), ``sizes`` GPUs per job,
+    ``capacity`` GPUs per type; ``start`` a feasible integral g to start from (zeros if None).
+    X = g / n_j is the LP's time fractions.
+    """
+    nj, nt = w.shape
+    n = np.asarray(sizes, dtype=np.int64)
+    cap = np.asarray(capacity, dtype=np.int64)
+    g = np.zeros((nj, nt), dtype=np.int64) if start is None else np.array(start, dtype=np.int64)
+    if nj == 0 or nt == 0:
+        return g, 0
+    ok = w > 0
+    a = np.where(ok, w / np.maximum(n, 1)[:, None], -np.inf)  # profit per GPU-unit
+    cyc = _cycles(nt)
+    side = nt + 1
+    e = np.zeros(side * side + 1)
+    steps = 0
+    while True:
+        used = g.sum(axis=0)
+        spare = n - g.sum(axis=1)
+        on = g > 0
+        start_gain = np.where((spare > 0)[:, None], a, -np.inf)  # O -> t through a job
+        in_job = start_gain.argmax(axis=0)
+        in_val = start_gain[in_job, np.arange(nt)]
+        drop = np.where(on, -a, -np.inf)  # t -> O through a job
+        out_job = drop.argmax(axis=0)
+        out_val = drop[out_job, np.arange(nt)]
+        move = drop[:, :, None] + a[:, None, :]  # t -> t' through a job
+        move_job = move.argmax(axis=0)
+        m = np.full((side, side), -np.inf)
+        m[0, 1:] = np.maximum(in_val, np.where(used > 0, 0.0, -np.inf))
+        m[1:, 0] = np.maximum(out_val, np.where(used < cap, 0.0, -np.inf))
+        m[1:, 1:] = np.take_along_axis(move, move_job[None], axis=0)[0]
+        np.fill_diagonal(m[1:, 1:], -np.inf)
+        e[:-1] = m.ravel()
+        profit = e[cyc].sum(axis=1)
+        k = int(np.argmax(profit))
+        if not profit[k] > EPS:
+            return g, steps
+        steps += 1
+        if steps > MAX_STEPS:
+            raise RuntimeError("gavel_flow: cycle cancelling did not converge (never expected)")
+        # realise the cycle's edges on the jobs and capacity arcs, and its bottleneck
+        plan, delta = [], None
+        for idx in cyc[k].tolist():
+            if idx == side * side:
+                break
+            u, v = divmod(idx, side)
+            if u == 0:  # O -> type v-1
+                t = v - 1
+                if in_val[t] > 0.0 and spare[in_job[t]] > 0:  # a job's unit beats giving capacity back (0)
+                    j = int(in_job[t])
+                    plan.append((j, None, t))
+                    room = int(spare[j])
+                else:
+                    room = int(used[t])
+            elif v == 0:  # type u-1 -> O
+                t = u - 1
+                if used[t] < cap[t]:  # taking spare capacity (0) beats dropping a job's unit (< 0)
+                    room = int(cap[t] - used[t])
+                else:
+                    j = int(out_job[t])
+                    plan.append((j, t, None))
+                    room = int(g[j, t])
+            else:
+                t, t2 = u - 1, v - 1
+                j = int(move_job[t, t2])
+                plan.append((j, t, t2))
+                room = int(g[j, t])
+            delta = room if delta is None else min(delta, room)
+        for j, frm, to in plan:
+            if frm is not None:
+                g[j, frm] -= delta
+            if to is not None:
+                g[j, to] += delta
+
+
+def solve_from(w: np.ndarray, sizes: np.ndarray, capacity, last_x: np.ndarray) -> tuple[np.ndarray, int]:
+    """X (time fractions) of an optimum of Gavel's LP, started from the jobs' last shares ``last_x``
+    (zeros for a new job), and the cycles cancelled.  ``gavel`` keeps each job's shares in its
+    row of the round book, so nothing else is carried between solves; a start that does not fit
+    (another cluster) is dropped for zeros."""
+    n = np.asarray(sizes, dtype=np.int64)
+    start = np.rint(last_x * n[:, None]).astype(np.int64)  # g = X * n_j, integers by construction
+    if not ((start >= 0).all() and (start.sum(axis=0) <= np.asarray(capacity)).all()
+            and (start.sum(axis=1) <= n).all() and not start[w <= 0].any()):
+        start = None
+    g, steps = max_throughput_flow(w, n, capacity, start)
+    return g / n[:, None].astype(float), steps
