@@ -370,6 +370,33 @@ class Gavel(JobPolicy):
         self._sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in ordered]
         self._set = frozenset(self._active)
 
+    def _repeats(self, last: dict[str, int], x: np.ndarray, types_named: np.ndarray, jobs) -> bool:
+        """True when a round after arrivals or departures is the last stable round again, and is
+        counted as skipped instead of computed (the same accounting as ``_skip``).
+
+        The last round was stable and confirmed (every job with an LP share running on the one
+        type its share named, no other job running).  If the new LP gives shares to exactly the
+        jobs of that round still active, each on the same single type, those jobs fit at once as
+        before, so any serving order serves each of them there again; every other job (the new
+        ones, and those that had no share) gets none and is not running.  The round would change
+        nothing: no placement, no preemption, only the rounds counted (``_settle``)."""
+        active = self._active
+        last_t = np.array([last.get(jid, -1) for jid in active], dtype=np.int64)
+        has = types_named > 0
+        if not bool((types_named <= 1).all()) or not np.array_equal(has, last_t >= 0):
+            return False
+        if has.any() and not bool((x[has, last_t[has]] > 0).all()):
+            return False
+        unserved = [active[i] for i in np.flatnonzero(~has).tolist()]
+        if any(jobs[jid].status == JobStatus.RUNNING for jid in unserved):
+            return False
+        self._stable = {active[i]: int(last_t[i]) for i in np.flatnonzero(has).tolist()}
+        self._unserved = unserved
+        self._confirmed = True
+        self._skipped += 1
+        self.rounds_skipped += 1
+        return True
+
     def _new_row(self, cluster, book: RoundBook, job: JobState, perf) -> int:
         """A book row for a job seen for the first time, its LP weights written in."""
         r = book.row_of(job.job_id)
@@ -380,8 +407,10 @@ class Gavel(JobPolicy):
     def schedule(self, view: ClusterView, now: float) -> Decision:
         if self._skip(view):
             return Decision()
-        self._settle()
         cluster = view.cluster
+        # a confirmed stable round before this one: the new round may repeat it (``_repeats``)
+        last = self._stable if self.fast and self._confirmed and cluster is self._lp_cluster else None
+        self._settle()
         if cluster is not self._lp_cluster:
             self._sig = None  # a different cluster: solve again
         self._lp_cluster = cluster
@@ -399,6 +428,9 @@ class Gavel(JobPolicy):
             self._solve(cluster)
             self._sig = self._set
         x = book.x[rows]
+        types_named = np.count_nonzero(x, axis=1)
+        if last is not None and self._repeats(last, x, types_named, jobs):
+            return Decision()
         running = view.running()
         self._shapes.update(cluster, running)
         shape = self._shapes.shape
@@ -411,7 +443,6 @@ class Gavel(JobPolicy):
             idx, ts = zip(*served)
             book.got[rows[list(idx)], list(ts)] += 1
         # every LP share names one type, and every job with a share was served: rounds repeat (see _skip)
-        types_named = np.count_nonzero(x, axis=1)
         if bool((types_named <= 1).all()) and len(served) == int(np.count_nonzero(types_named)):
             self._stable = {active_ids[i]: t for i, t in served}
             self._unserved = [active_ids[i] for i in np.flatnonzero(types_named == 0).tolist()]

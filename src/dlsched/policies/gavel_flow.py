@@ -73,30 +73,23 @@ def max_throughput_flow(w: np.ndarray, sizes: np.ndarray, capacity, start: np.nd
     g = np.zeros((nj, nt), dtype=np.int64) if start is None else np.array(start, dtype=np.int64)
     if nj == 0 or nt == 0:
         return g, 0
-    ok = w > 0
-    a = np.where(ok, w / np.maximum(n, 1)[:, None], -np.inf)  # profit per GPU-unit
+    a = np.where(w > 0, w / np.maximum(n, 1)[:, None], -np.inf)  # profit per GPU-unit
+    neg_a = -a
     cyc = _cycles(nt)
     side = nt + 1
-    e = np.zeros(side * side + 1)
+    e = np.zeros(side * side + 1)  # the contracted graph's edge profits, flat, and a 0 for padding
+    m = e[:-1].reshape(side, side)
+    off_diag = ~np.eye(nt, dtype=bool)
+    used = g.sum(axis=0)
+    spare = n - g.sum(axis=1)
     steps = 0
     while True:
-        used = g.sum(axis=0)
-        spare = n - g.sum(axis=1)
-        on = g > 0
         start_gain = np.where((spare > 0)[:, None], a, -np.inf)  # O -> t through a job
-        in_job = start_gain.argmax(axis=0)
-        in_val = start_gain[in_job, np.arange(nt)]
-        drop = np.where(on, -a, -np.inf)  # t -> O through a job
-        out_job = drop.argmax(axis=0)
-        out_val = drop[out_job, np.arange(nt)]
+        drop = np.where(g > 0, neg_a, -np.inf)  # t -> O through a job
         move = drop[:, :, None] + a[:, None, :]  # t -> t' through a job
-        move_job = move.argmax(axis=0)
-        m = np.full((side, side), -np.inf)
-        m[0, 1:] = np.maximum(in_val, np.where(used > 0, 0.0, -np.inf))
-        m[1:, 0] = np.maximum(out_val, np.where(used < cap, 0.0, -np.inf))
-        m[1:, 1:] = np.take_along_axis(move, move_job[None], axis=0)[0]
-        np.fill_diagonal(m[1:, 1:], -np.inf)
-        e[:-1] = m.ravel()
+        m[0, 1:] = np.maximum(start_gain.max(axis=0), np.where(used > 0, 0.0, -np.inf))
+        m[1:, 0] = np.maximum(drop.max(axis=0), np.where(used < cap, 0.0, -np.inf))
+        m[1:, 1:] = np.where(off_diag, move.max(axis=0), -np.inf)
         profit = e[cyc].sum(axis=1)
         k = int(np.argmax(profit))
         if not profit[k] > EPS:
@@ -104,7 +97,8 @@ def max_throughput_flow(w: np.ndarray, sizes: np.ndarray, capacity, start: np.nd
         steps += 1
         if steps > MAX_STEPS:
             raise RuntimeError("gavel_flow: cycle cancelling did not converge (never expected)")
-        # realise the cycle's edges on the jobs and capacity arcs, and its bottleneck
+        # realise the cycle's edges on the jobs (the first best job: submission order) and
+        # capacity arcs, and find its bottleneck
         plan, delta = [], None
         for idx in cyc[k].tolist():
             if idx == side * side:
@@ -112,8 +106,8 @@ def max_throughput_flow(w: np.ndarray, sizes: np.ndarray, capacity, start: np.nd
             u, v = divmod(idx, side)
             if u == 0:  # O -> type v-1
                 t = v - 1
-                if in_val[t] > 0.0 and spare[in_job[t]] > 0:  # a job's unit beats giving capacity back (0)
-                    j = int(in_job[t])
+                j = int(start_gain[:, t].argmax())
+                if start_gain[j, t] > 0.0:  # a job's unit beats giving capacity back (0)
                     plan.append((j, None, t))
                     room = int(spare[j])
                 else:
@@ -123,20 +117,24 @@ def max_throughput_flow(w: np.ndarray, sizes: np.ndarray, capacity, start: np.nd
                 if used[t] < cap[t]:  # taking spare capacity (0) beats dropping a job's unit (< 0)
                     room = int(cap[t] - used[t])
                 else:
-                    j = int(out_job[t])
+                    j = int(drop[:, t].argmax())
                     plan.append((j, t, None))
                     room = int(g[j, t])
             else:
                 t, t2 = u - 1, v - 1
-                j = int(move_job[t, t2])
+                j = int(move[:, t, t2].argmax())
                 plan.append((j, t, t2))
                 room = int(g[j, t])
             delta = room if delta is None else min(delta, room)
         for j, frm, to in plan:
             if frm is not None:
                 g[j, frm] -= delta
+                used[frm] -= delta
+                spare[j] += delta
             if to is not None:
                 g[j, to] += delta
+                used[to] += delta
+                spare[j] -= delta
 
 
 def solve_from(w: np.ndarray, sizes: np.ndarray, capacity, last_x: np.ndarray) -> tuple[np.ndarray, int]:
