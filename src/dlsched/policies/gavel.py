@@ -153,13 +153,13 @@ class Gavel(JobPolicy):
     summary = "heterogeneity-aware round-based time sharing from an LP over time fractions (max sum throughput)"
     paper = "Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads, OSDI 2020"
     options = (PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),
-               PolicyOption("lp", str, "flow", "how the LP is solved: flow (exact cycle cancelling, started "
-                            "from the last solution; policies/gavel_flow.py) or highs (HiGHS, as before "
-                            "issue 21's fifth pass)"),
+               PolicyOption("lp", str, "highs", "how the LP is solved: highs (HiGHS, cold: the published "
+                            "figures) or flow (exact cycle cancelling from the last solution, policies/"
+                            "gavel_flow.py: faster, another of several optimal allocations)"),
                PolicyOption("warm_start", bool, False, "lp=highs only: start each LP from the last one's basis "
                             "(faster; may pick another of several optimal allocations than a cold solve)"))
 
-    def __init__(self, round_s: float = 300.0, lp: str = "flow", warm_start: bool = False):
+    def __init__(self, round_s: float = 300.0, lp: str = "highs", warm_start: bool = False):
         if lp not in LP_SOLVERS:
             raise InputError(f"lp: must be one of {', '.join(LP_SOLVERS)}, got {lp!r}", field="--option")
         if warm_start and lp != "highs":
