@@ -61,8 +61,9 @@ def test_fast_and_reference_schedules_are_identical(shared_dir, tmp_path, policy
     fast, ref = runs[True][1], runs[False][1]
     assert fast["lp_solves"] > 0
     if policy == "gavel":
-        assert fast["lp_shortcuts"] > 0  # both paths were exercised
-        assert fast["lp_solves"] < ref["lp_solves"]
+        if options["lp"] == "highs":  # (lp=flow takes no shortcut: it starts from the last solution)
+            assert fast["lp_shortcuts"] > 0  # both paths were exercised
+            assert fast["lp_solves"] < ref["lp_solves"]
         assert fast["rounds_skipped"] > 0
         # the simulator skipped stable rounds itself (rounds_idle) instead of calling the policy
         assert runs[True][2] < runs[False][2]

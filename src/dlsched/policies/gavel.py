@@ -313,7 +313,7 @@ class Gavel(JobPolicy):
         book, rows = self._round_book, self._rows
         w, sizes = book.w[rows], np.asarray(self._sizes, dtype=float)
         cap = [int(c) for c in cluster.type_gpus]
-        x = unique_best_dense(w, sizes, cap) if self.fast else None
+        x = unique_best_dense(w, sizes, cap) if self.fast and self.lp == "highs" else None
         if x is None:
             if self.lp == "flow":
                 x, steps = solve_from(w, sizes, cap, book.x[rows])
@@ -432,16 +432,26 @@ class Gavel(JobPolicy):
         if last is not None and self._repeats(last, x, types_named, jobs):
             return Decision()
         running = view.running()
-        self._shapes.update(cluster, running)
+        changed, gone = self._shapes.update(cluster, running)
         shape = self._shapes.shape
         sizes = self._sizes
-        cur = np.array([shape[jid][0] if jid in shape else -1 for jid in active_ids], dtype=np.int64)
+        if self.fast:  # each job's type now, kept in its book row from the changes alone
+            row_of = book.row
+            for jid in gone:
+                r = row_of.get(jid)
+                if r is not None:
+                    book.on[r] = -1
+            for jid in changed:
+                book.on[row_of[jid]] = shape[jid][0]
+            cur = book.on[rows]
+        else:
+            cur = np.array([shape[jid][0] if jid in shape else -1 for jid in active_ids], dtype=np.int64)
         served = serve_round(x, book.rounds[rows], book.got[rows], cur, sizes,
                              [int(c) for c in cluster.type_gpus])
         book.rounds[rows] += 1
         if served:
-            idx, ts = zip(*served)
-            book.got[rows[list(idx)], list(ts)] += 1
+            pairs = np.array(served)
+            book.got[rows[pairs[:, 0]], pairs[:, 1]] += 1
         # every LP share names one type, and every job with a share was served: rounds repeat (see _skip)
         if bool((types_named <= 1).all()) and len(served) == int(np.count_nonzero(types_named)):
             self._stable = {active_ids[i]: t for i, t in served}
