@@ -46,7 +46,7 @@ given their requested type with weight 1, as if profiled there.
 from __future__ import annotations
 
 import time as _t
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -186,7 +186,7 @@ class Gavel(JobPolicy):
         self._rowl: list[int] = []  # and their book rows (``_rows`` as a list)
         self._set: frozenset = frozenset()  # the same ids as a set
         self._arrived: list[str] = []  # jobs submitted since the list was last brought up to date
-        self._left: set[str] = set()  # and jobs that finished
+        self._left: dict[str, tuple] = {}  # and jobs that finished, with their place in the order
         self._dirty = True  # the job set changed since the last round
         self._stable: dict[str, int] | None = None  # job -> type, when rounds repeat (see _skip)
         self._unserved: list[str] = []  # and the jobs the LP gives no share then
@@ -209,7 +209,7 @@ class Gavel(JobPolicy):
     def on_finish(self, job: JobState, now: float) -> None:
         self._dirty = True
         if job.job_id in self._set:  # (not for gavel-admit, which keeps no such list)
-            self._left.add(job.job_id)
+            self._left[job.job_id] = (job.spec.submit_time, job.job_id)
         self._w.pop(job.job_id, None)
         if self._round_book is not None:
             self._round_book.remove(job.job_id)
@@ -335,14 +335,12 @@ class Gavel(JobPolicy):
         list is rebuilt by sorting every job."""
         jobs = view.jobs
         arrived, left = self._arrived, self._left
-        self._arrived, self._left = [], set()
+        self._arrived, self._left = [], {}
         if self.fast and self._keys is not None:
-            if left:
-                keep = [i for i, jid in enumerate(self._active) if jid not in left]
-                self._active = [self._active[i] for i in keep]
-                self._keys = [self._keys[i] for i in keep]
-                self._rowl = [self._rowl[i] for i in keep]
-                self._sizes = [self._sizes[i] for i in keep]
+            for key in left.values():  # a few departures: deleted where they stand
+                i = bisect_left(self._keys, key)
+                if i < len(self._keys) and self._keys[i] == key:
+                    del self._active[i], self._keys[i], self._rowl[i], self._sizes[i]
             for jid in arrived:
                 j = jobs.get(jid)
                 if j is None or jid in book.row:
