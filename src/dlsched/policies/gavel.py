@@ -12,27 +12,39 @@ job j spends on GPU type t):
 with w[j, t] the job's data-parallel throughput on type t at its requested
 count n_j, normalised by its best type (Crius 8.1: baselines schedule with
 data-parallel profiles; jobs then run at their adaptive optimum).  Solved
-with HiGHS through its own binding (``policies/highs_lp.py``), re-solved
-only when the set of active jobs or the cluster changes.
+by default with HiGHS through its own binding (``policies/highs_lp.py``),
+cold, re-solved only when the set of active jobs or the cluster changes.
 
 Speed (issue 21), with the same decisions as solving everything cold (tested
 on Gavel's trace, ``tests/crius/test_gavel_speed.py``):
 - when every job has a single best type and all fit there at once, that is
   the LP's only optimum and is taken without a solve (``unique_best``);
-- a round that must repeat the last one (one LP type per job, everyone
-  served, nothing arrived or left, every job placed) is skipped, its rounds
-  counted for the priorities later (``_skip``);
+- a round that must repeat the last one (one LP type per job, every job with
+  a share served, the others not running, nothing arrived or left, every job
+  placed) is skipped, its rounds counted for the priorities later (``_skip``);
+  so is a round after arrivals or departures whose new LP gives shares to
+  exactly the jobs of the last stable round, on the same types (``_repeats``);
 - the LP goes to HiGHS without ``linprog``'s Python wrapper, and the round's
   priority pass runs on numpy rows (``gavel_rounds.py``): bit-for-bit the
-  same as before.
-One speed-up, off by default, changes decisions where the LP has several optima:
-with ``--option warm_start=true`` each LP starts from the last one's optimal basis
-(the default solves cold, as before, so published comparisons keep their figures).  The optimum's value
-is the same, but jobs with equal weight rows are interchangeable in the LP,
-and a warm start returns the optimal vertex nearest the last solution where a
-cold start returns another.  Measured (docs/replay.md): Gavel's trace, 1,799 of
-1,985 jobs finish at the same time, average JCT 98.53 -> 98.95 h; arena-philly
-to 600,000 s, 1,554 of 1,929 rows identical, 822 -> 824 finished.
+  same as before; the active jobs' list is kept up to date by insertions and
+  deletions, and only jobs whose target differs from their shape go to
+  ``apply_targets``.
+Two speed-ups, off by default, change decisions where the LP has several optima
+(jobs with equal weight rows are interchangeable in it):
+- ``--option lp=flow`` solves the LP exactly by cycle cancelling on its
+  transportation form, started from the last solution (``gavel_flow.py``,
+  no LP solver; the objective equals HiGHS's, tested).  Where optima tie it
+  keeps jobs where they were and prefers the earliest-submitted job, so
+  schedules differ from the HiGHS ones: Gavel's trace, 1,797 of 1,985 jobs
+  identical, average JCT 98.53 -> 98.98 h; on the Crius testbed the average
+  JCT moves 1.47 -> 2.08 h under derived costs (docs/replay.md, "fifth pass").
+- with ``--option warm_start=true`` (``lp=highs``) each LP starts from the
+  last one's optimal basis.  The optimum's value is the same, but a warm
+  start returns the optimal vertex nearest the last solution where a cold
+  start returns another.  Measured (docs/replay.md): Gavel's trace, 1,799 of
+  1,985 jobs finish at the same time, average JCT 98.53 -> 98.95 h;
+  arena-philly to 600,000 s, 1,554 of 1,929 rows identical, 822 -> 824 finished.
+The default stays cold HiGHS, so published comparisons keep their figures.
 
 Rounds (300 s, as Crius) realise X the way Gavel's round-based mechanism
 does: (job, type) pairs are served in order of priority X[j, t] / (share
