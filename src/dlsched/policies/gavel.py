@@ -460,8 +460,8 @@ class Gavel(JobPolicy):
                              [int(c) for c in cluster.type_gpus])
         book.rounds[rows] += 1
         if served:
-            pairs = np.array(served)
-            book.got[rows[pairs[:, 0]], pairs[:, 1]] += 1
+            row_list, width = self._rowl, book.got.shape[1]
+            book.count_served([row_list[i] * width + t for i, t in served])
         # every LP share names one type, and every job with a share was served: rounds repeat (see _skip)
         if bool((types_named <= 1).all()) and len(served) == int(np.count_nonzero(types_named)):
             self._stable = {active_ids[i]: t for i, t in served}

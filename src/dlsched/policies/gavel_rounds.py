@@ -60,6 +60,11 @@ class RoundBook:
         rounds[:r0], on[:r0] = self.rounds, self.on
         self.w, self.x, self.got, self.rounds, self.on = w, x, got, rounds, on
 
+    def count_served(self, flat: list[int]) -> None:
+        """One more round run for each served (row, type), given as row * n_types + type (each row
+        at most once).  ``got`` is always a fresh C-ordered array, so its flat reshape is a view."""
+        self.got.reshape(-1)[flat] += 1
+
     def remove(self, job_id: str) -> None:
         r = self.row.pop(job_id, None)
         if r is not None:
