@@ -57,3 +57,12 @@ def test_book_reuses_rows_zeroed_and_grows():
     assert d not in (b, c) and len(book.rounds) == 4
     book.ensure_types(3)
     assert book.x.shape == (4, 3) and book.got.shape == (4, 3)
+
+
+def test_count_served_adds_one_per_served_row_and_type():
+    book = RoundBook(3, rows=2)
+    a, b = book.row_of("a"), book.row_of("b")
+    book.row_of("c")  # a third row: the arrays grow, and stay writable through the flat view
+    book.count_served([a * 3 + 2, b * 3 + 0])
+    book.count_served([a * 3 + 2])
+    assert book.got[a].tolist() == [0, 0, 2] and book.got[b].tolist() == [1, 0, 0]

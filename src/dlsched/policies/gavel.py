@@ -12,27 +12,39 @@ job j spends on GPU type t):
 with w[j, t] the job's data-parallel throughput on type t at its requested
 count n_j, normalised by its best type (Crius 8.1: baselines schedule with
 data-parallel profiles; jobs then run at their adaptive optimum).  Solved
-with HiGHS through its own binding (``policies/highs_lp.py``), re-solved
-only when the set of active jobs or the cluster changes.
+by default with HiGHS through its own binding (``policies/highs_lp.py``),
+cold, re-solved only when the set of active jobs or the cluster changes.
 
 Speed (issue 21), with the same decisions as solving everything cold (tested
 on Gavel's trace, ``tests/crius/test_gavel_speed.py``):
 - when every job has a single best type and all fit there at once, that is
   the LP's only optimum and is taken without a solve (``unique_best``);
-- a round that must repeat the last one (one LP type per job, everyone
-  served, nothing arrived or left, every job placed) is skipped, its rounds
-  counted for the priorities later (``_skip``);
+- a round that must repeat the last one (one LP type per job, every job with
+  a share served, the others not running, nothing arrived or left, every job
+  placed) is skipped, its rounds counted for the priorities later (``_skip``);
+  so is a round after arrivals or departures whose new LP gives shares to
+  exactly the jobs of the last stable round, on the same types (``_repeats``);
 - the LP goes to HiGHS without ``linprog``'s Python wrapper, and the round's
   priority pass runs on numpy rows (``gavel_rounds.py``): bit-for-bit the
-  same as before.
-One speed-up, off by default, changes decisions where the LP has several optima:
-with ``--option warm_start=true`` each LP starts from the last one's optimal basis
-(the default solves cold, as before, so published comparisons keep their figures).  The optimum's value
-is the same, but jobs with equal weight rows are interchangeable in the LP,
-and a warm start returns the optimal vertex nearest the last solution where a
-cold start returns another.  Measured (docs/replay.md): Gavel's trace, 1,799 of
-1,985 jobs finish at the same time, average JCT 98.53 -> 98.95 h; arena-philly
-to 600,000 s, 1,554 of 1,929 rows identical, 822 -> 824 finished.
+  same as before; the active jobs' list is kept up to date by insertions and
+  deletions, and only jobs whose target differs from their shape go to
+  ``apply_targets``.
+Two speed-ups, off by default, change decisions where the LP has several optima
+(jobs with equal weight rows are interchangeable in it):
+- ``--option lp=flow`` solves the LP exactly by cycle cancelling on its
+  transportation form, started from the last solution (``gavel_flow.py``,
+  no LP solver; the objective equals HiGHS's, tested).  Where optima tie it
+  keeps jobs where they were and prefers the earliest-submitted job, so
+  schedules differ from the HiGHS ones: Gavel's trace, 1,797 of 1,985 jobs
+  identical, average JCT 98.53 -> 98.98 h; on the Crius testbed the average
+  JCT moves 1.47 -> 2.08 h under derived costs (docs/replay.md, "fifth pass").
+- with ``--option warm_start=true`` (``lp=highs``) each LP starts from the
+  last one's optimal basis.  The optimum's value is the same, but a warm
+  start returns the optimal vertex nearest the last solution where a cold
+  start returns another.  Measured (docs/replay.md): Gavel's trace, 1,799 of
+  1,985 jobs finish at the same time, average JCT 98.53 -> 98.95 h;
+  arena-philly to 600,000 s, 1,554 of 1,929 rows identical, 822 -> 824 finished.
+The default stays cold HiGHS, so published comparisons keep their figures.
 
 Rounds (300 s, as Crius) realise X the way Gavel's round-based mechanism
 does: (job, type) pairs are served in order of priority X[j, t] / (share
@@ -46,19 +58,25 @@ given their requested type with weight 1, as if profiled there.
 from __future__ import annotations
 
 import time as _t
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
 from dlsched.cluster.topology import Cluster
+from dlsched.errors import InputError
 from dlsched.perf.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, RunningShapes, apply_targets,
                                            replan_overhead, resolve_type, shape_of)
+from dlsched.policies.gavel_flow import solve_from
 from dlsched.policies.gavel_rounds import RoundBook, serve_round
 from dlsched.policies.gavel_admit import Admission, AdmissionBook, job_moves, search
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
+
+
+LP_SOLVERS = ("flow", "highs")  # gavel's ``lp`` option
 
 
 def solve_max_throughput(weights: list[dict[int, float]], sizes: list[int], capacity: list[int]
@@ -147,11 +165,20 @@ class Gavel(JobPolicy):
     summary = "heterogeneity-aware round-based time sharing from an LP over time fractions (max sum throughput)"
     paper = "Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads, OSDI 2020"
     options = (PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),
-               PolicyOption("warm_start", bool, False, "start each LP from the last one's basis (faster; "
-                            "may pick another of several optimal allocations than a cold solve)"))
+               PolicyOption("lp", str, "highs", "how the LP is solved: highs (HiGHS, cold: the published "
+                            "figures) or flow (exact cycle cancelling from the last solution, policies/"
+                            "gavel_flow.py: faster, another of several optimal allocations)"),
+               PolicyOption("warm_start", bool, False, "lp=highs only: start each LP from the last one's basis "
+                            "(faster; may pick another of several optimal allocations than a cold solve)"))
 
-    def __init__(self, round_s: float = 300.0, warm_start: bool = False):
+    def __init__(self, round_s: float = 300.0, lp: str = "highs", warm_start: bool = False):
+        if lp not in LP_SOLVERS:
+            raise InputError(f"lp: must be one of {', '.join(LP_SOLVERS)}, got {lp!r}", field="--option")
+        if warm_start and lp != "highs":
+            raise InputError("warm_start: applies to lp=highs only (lp=flow always starts from the last "
+                             "solution)", field="--option")
         self.period = round_s
+        self.lp = lp
         self.warm_start = warm_start
         self.schedule_on_events = False  # Gavel is round-based
         # False recomputes every round and solves every LP (the reference the fast path is tested against)
@@ -167,8 +194,14 @@ class Gavel(JobPolicy):
         self._shapes = RunningShapes()  # running jobs' (type, count), synced by change
         self._lp_cluster = None  # the cluster the last LP was solved for: another one invalidates it
         self._active: list[str] = []  # active job ids in submission order, while the set is unchanged
+        self._keys: list | None = None  # and their (submit time, job id), the order's key
+        self._rowl: list[int] = []  # and their book rows (``_rows`` as a list)
+        self._set: frozenset = frozenset()  # the same ids as a set
+        self._arrived: list[str] = []  # jobs submitted since the list was last brought up to date
+        self._left: dict[str, tuple] = {}  # and jobs that finished, with their place in the order
         self._dirty = True  # the job set changed since the last round
         self._stable: dict[str, int] | None = None  # job -> type, when rounds repeat (see _skip)
+        self._unserved: list[str] = []  # and the jobs the LP gives no share then
         self._confirmed = False
         self._skipped = 0
         self._warm_lp = None
@@ -177,14 +210,18 @@ class Gavel(JobPolicy):
             self._warm_lp = WarmLP()
         self.lp_solves = 0
         self.lp_shortcuts = 0
+        self.lp_cycles = 0
         self.lp_time_s = 0.0
         self.rounds_skipped = 0
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._dirty = True
+        self._arrived.append(job.job_id)
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._dirty = True
+        if job.job_id in self._set:  # (not for gavel-admit, which keeps no such list)
+            self._left[job.job_id] = (job.spec.submit_time, job.job_id)
         self._w.pop(job.job_id, None)
         if self._round_book is not None:
             self._round_book.remove(job.job_id)
@@ -228,14 +265,16 @@ class Gavel(JobPolicy):
     def _skip(self, view: ClusterView) -> bool:
         """True when this round would repeat the last one exactly, so it need not be computed.
 
-        The last round was stable: every active job got a target, each on the only type its
-        LP share names, so any serving order gives every job the same type again.  Nothing
-        has arrived or finished since (on_submit / on_finish), and, checked once, every job
-        now runs on its target (a placement that failed would be retried by a full round).
-        Skipped rounds still count towards each job's rounds received (settled in _settle).
+        The last round was stable: every active job with an LP share got a target, each on the
+        only type its share names, so any serving order gives every such job the same type
+        again (they all fit at once); a job the LP gives no share is never served.  Nothing
+        has arrived or finished since (on_submit / on_finish), and, checked once, every served
+        job now runs on its target and no other job runs (a placement that failed would be
+        retried by a full round).  Skipped rounds still count towards every active job's rounds
+        and each served job's rounds received on its type (settled in _settle).
         """
         if not self.fast or self._stable is None or self._dirty or view.cluster is not self._lp_cluster \
-                or len(view.jobs) != len(self._stable):
+                or len(view.jobs) != len(self._stable) + len(self._unserved):
             return False
         if not self._confirmed:
             jobs, cluster = view.jobs, view.cluster
@@ -243,6 +282,10 @@ class Gavel(JobPolicy):
                 job = jobs.get(jid)
                 if job is None or job.status != JobStatus.RUNNING or \
                         shape_of(cluster, job) != (t, min(job.spec.num_gpus, MAX_GPUS_PER_JOB)):
+                    return False
+            for jid in self._unserved:
+                job = jobs.get(jid)
+                if job is None or job.status == JobStatus.RUNNING:
                     return False
             self._confirmed = True
         self._skipped += 1
@@ -267,8 +310,13 @@ class Gavel(JobPolicy):
                 if r is not None:
                     book.rounds[r] += k
                     book.got[r, t] += k
+            for jid in self._unserved:
+                r = book.row.get(jid)
+                if r is not None:
+                    book.rounds[r] += k
         self._skipped = 0
         self._stable = None
+        self._unserved = []
         self._confirmed = False
 
     def _solve(self, cluster) -> None:
@@ -277,21 +325,102 @@ class Gavel(JobPolicy):
         book, rows = self._round_book, self._rows
         w, sizes = book.w[rows], np.asarray(self._sizes, dtype=float)
         cap = [int(c) for c in cluster.type_gpus]
-        x = unique_best_dense(w, sizes, cap) if self.fast else None
+        x = unique_best_dense(w, sizes, cap) if self.fast and self.lp == "highs" else None
         if x is None:
-            # the reference path (fast = False) solves cold, as the LP's decisions were measured first
-            x = solve_dense(w, sizes, cap, self._warm_lp if self.fast else None, self._active)
+            if self.lp == "flow":
+                x, steps = solve_from(w, sizes, cap, book.x[rows])
+                self.lp_cycles += steps
+            else:
+                # the reference path (fast = False) solves cold, as the LP's decisions were measured first
+                x = solve_dense(w, sizes, cap, self._warm_lp if self.fast else None, self._active)
             self.lp_solves += 1
         else:
             self.lp_shortcuts += 1
         book.x[rows] = x
         self.lp_time_s += _t.perf_counter() - t0
 
+    def _sync_active(self, view: ClusterView, cluster, book: RoundBook) -> None:
+        """The active jobs in submission order (submit time, job id), with their book rows and GPU
+        counts.  The fast path applies the arrivals and departures it was told of to the last
+        list (a departure is a deletion, an arrival an insertion at its place in the order) and
+        checks the result is the engine's set of jobs; otherwise, and on the reference path, the
+        list is rebuilt by sorting every job."""
+        jobs = view.jobs
+        arrived, left = self._arrived, self._left
+        self._arrived, self._left = [], {}
+        if self.fast and self._keys is not None:
+            for key in left.values():  # a few departures: deleted where they stand
+                i = bisect_left(self._keys, key)
+                if i < len(self._keys) and self._keys[i] == key:
+                    del self._active[i], self._keys[i], self._rowl[i], self._sizes[i]
+            for jid in arrived:
+                j = jobs.get(jid)
+                if j is None or jid in book.row:
+                    continue
+                key = (j.spec.submit_time, jid)
+                i = bisect_right(self._keys, key)
+                self._keys.insert(i, key)
+                self._active.insert(i, jid)
+                self._rowl.insert(i, self._new_row(cluster, book, j, view.perf))
+                self._sizes.insert(i, min(j.spec.num_gpus, MAX_GPUS_PER_JOB))
+            active = frozenset(self._active)
+            if len(self._active) == len(jobs) and jobs.keys() == active:
+                self._rows = np.array(self._rowl, dtype=np.int64)
+                self._set = active
+                return
+        ordered = sorted(jobs.values(), key=lambda j: (j.spec.submit_time, j.job_id))
+        self._active = [j.job_id for j in ordered]
+        self._keys = [(j.spec.submit_time, j.job_id) for j in ordered]
+        rows = []
+        for j in ordered:
+            r = book.row.get(j.job_id)
+            rows.append(r if r is not None else self._new_row(cluster, book, j, view.perf))
+        self._rowl = rows
+        self._rows = np.array(rows, dtype=np.int64)
+        self._sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in ordered]
+        self._set = frozenset(self._active)
+
+    def _repeats(self, last: dict[str, int], x: np.ndarray, types_named: np.ndarray, jobs) -> bool:
+        """True when a round after arrivals or departures is the last stable round again, and is
+        counted as skipped instead of computed (the same accounting as ``_skip``).
+
+        The last round was stable and confirmed (every job with an LP share running on the one
+        type its share named, no other job running).  If the new LP gives shares to exactly the
+        jobs of that round still active, each on the same single type, those jobs fit at once as
+        before, so any serving order serves each of them there again; every other job (the new
+        ones, and those that had no share) gets none and is not running.  The round would change
+        nothing: no placement, no preemption, only the rounds counted (``_settle``)."""
+        active = self._active
+        last_t = np.array([last.get(jid, -1) for jid in active], dtype=np.int64)
+        has = types_named > 0
+        if not bool((types_named <= 1).all()) or not np.array_equal(has, last_t >= 0):
+            return False
+        if has.any() and not bool((x[has, last_t[has]] > 0).all()):
+            return False
+        unserved = [active[i] for i in np.flatnonzero(~has).tolist()]
+        if any(jobs[jid].status == JobStatus.RUNNING for jid in unserved):
+            return False
+        self._stable = {active[i]: int(last_t[i]) for i in np.flatnonzero(has).tolist()}
+        self._unserved = unserved
+        self._confirmed = True
+        self._skipped += 1
+        self.rounds_skipped += 1
+        return True
+
+    def _new_row(self, cluster, book: RoundBook, job: JobState, perf) -> int:
+        """A book row for a job seen for the first time, its LP weights written in."""
+        r = book.row_of(job.job_id)
+        for t, v in self._weights(cluster, job, perf).items():
+            book.w[r, t] = v
+        return r
+
     def schedule(self, view: ClusterView, now: float) -> Decision:
         if self._skip(view):
             return Decision()
-        self._settle()
         cluster = view.cluster
+        # a confirmed stable round before this one: the new round may repeat it (``_repeats``)
+        last = self._stable if self.fast and self._confirmed and cluster is self._lp_cluster else None
+        self._settle()
         if cluster is not self._lp_cluster:
             self._sig = None  # a different cluster: solve again
         self._lp_cluster = cluster
@@ -302,51 +431,72 @@ class Gavel(JobPolicy):
         book = self._round_book
         book.ensure_types(nt)
         if self._dirty or not self.fast or len(self._active) != len(jobs):
-            ordered = sorted(jobs.values(), key=lambda j: (j.spec.submit_time, j.job_id))
-            self._active = [j.job_id for j in ordered]
-            rows = []
-            for j in ordered:
-                r = book.row.get(j.job_id)
-                if r is None:  # first sight: its weights go in its row
-                    r = book.row_of(j.job_id)
-                    for t, v in self._weights(cluster, j, view.perf).items():
-                        book.w[r, t] = v
-                rows.append(r)
-            self._rows = np.array(rows, dtype=np.int64)
-            self._sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in ordered]
+            self._sync_active(view, cluster, book)
             self._dirty = False
         active_ids, rows = self._active, self._rows
-        sig = frozenset(active_ids)
-        if sig != self._sig:
+        if self._set != self._sig:
             self._solve(cluster)
-            self._sig = sig
+            self._sig = self._set
         x = book.x[rows]
-        self._shapes.update(cluster, view.running())
+        types_named = np.count_nonzero(x, axis=1)
+        if last is not None and self._repeats(last, x, types_named, jobs):
+            return Decision()
+        running = view.running()
+        changed, gone = self._shapes.update(cluster, running)
         shape = self._shapes.shape
-        cur = np.array([shape[jid][0] if jid in shape else -1 for jid in active_ids], dtype=np.int64)
-        served = serve_round(x, book.rounds[rows], book.got[rows], cur, self._sizes,
+        sizes = self._sizes
+        if self.fast:  # each job's type now, kept in its book row from the changes alone
+            row_of = book.row
+            for jid in gone:
+                r = row_of.get(jid)
+                if r is not None:
+                    book.on[r] = -1
+            for jid in changed:
+                book.on[row_of[jid]] = shape[jid][0]
+            cur = book.on[rows]
+        else:
+            cur = np.array([shape[jid][0] if jid in shape else -1 for jid in active_ids], dtype=np.int64)
+        served = serve_round(x, book.rounds[rows], book.got[rows], cur, sizes,
                              [int(c) for c in cluster.type_gpus])
-        targets = {active_ids[i]: (t, self._sizes[i]) for i, t in served}
         book.rounds[rows] += 1
         if served:
-            idx, ts = zip(*served)
-            book.got[rows[list(idx)], list(ts)] += 1
-        # every job's LP share names one type, and everyone was served: rounds repeat (see _skip)
-        if len(served) == len(active_ids) and bool((np.count_nonzero(x, axis=1) == 1).all()):
-            self._stable = {jid: t for jid, (t, _) in targets.items()}
-        preempt = [j.job_id for j in view.running() if j.job_id not in targets]
+            row_list, width = self._rowl, book.got.shape[1]
+            book.count_served([row_list[i] * width + t for i, t in served])
+        # every LP share names one type, and every job with a share was served: rounds repeat (see _skip)
+        if bool((types_named <= 1).all()) and len(served) == int(np.count_nonzero(types_named)):
+            self._stable = {active_ids[i]: t for i, t in served}
+            self._unserved = [active_ids[i] for i in np.flatnonzero(types_named == 0).tolist()]
+        # apply_targets leaves a running job already on its target alone, so only the others go
+        # to it (the engine's shapes are known here; a job not running is checked there as before)
+        targets, held = {}, 0
+        for i, t in served:
+            jid = active_ids[i]
+            now_on = shape.get(jid)
+            if now_on is not None:
+                held += 1
+                if now_on == (t, sizes[i]):
+                    continue
+            targets[jid] = (t, sizes[i])
+        preempt = []
+        if held < len(running):  # some running job was not served: it gives its GPUs back
+            served_ids = {active_ids[i] for i, _ in served}
+            preempt = [j.spec.job_id for j in running if j.spec.job_id not in served_ids]
         return apply_targets(view, targets, jobs, preempt)
 
     def describe(self) -> dict:
         d = super().describe()
         d.update({"objective": "max sum normalised throughput (data-parallel profiles)",
-                  "solver": "HiGHS (scipy's binding)",
-                  "warm_start": self.warm_start, "replan_s_per_gpu_cap": FULL_REPLAN})
+                  "solver": ("exact cycle cancelling on the transportation form, from the last solution "
+                             "(policies/gavel_flow.py)") if self.lp == "flow" else
+                            ("HiGHS dual simplex through highspy (scipy's copy of the binding, then linprog, "
+                             "as fallbacks; policies/highs_lp.py)"),
+                  "lp": self.lp, "warm_start": self.warm_start, "replan_s_per_gpu_cap": FULL_REPLAN})
         return d
 
     def timings(self) -> dict:
         return {"lp_solves": self.lp_solves, "lp_shortcuts": self.lp_shortcuts, "lp_time_s": self.lp_time_s,
                 "lp_warm_starts": self._warm_lp.warm_starts if self._warm_lp is not None else 0,
+                "lp_cycles_cancelled": self.lp_cycles,
                 "rounds_skipped": self.rounds_skipped}
 
 

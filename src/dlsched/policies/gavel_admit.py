@@ -87,19 +87,22 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
         for r in range(1, max_changes + 1):
             row[r] = max(nxt[r], nxt[r - 1] + g) if g > 0 else nxt[r]
     biggest = [0] * len(slack)  # per type: the largest job among the moves off it
-    for m in cands:
+    by_src: list[list[int]] = [[] for _ in slack]  # per type: the moves off it (indices, ascending)
+    for i, m in enumerate(cands):
         biggest[m.src] = max(biggest[m.src], m.size)
+        by_src[m.src].append(i)
     found: list = [None, None]  # [key, (tz, moves)]
 
     def visit(start: int, gain: int, sl: list[int], moves: list[Move], used: set[str], tz: int) -> None:
         feasible = min(sl) >= 0
-        if feasible:
+        if feasible and (found[0] is None or gain >= -found[0][0]):  # a lower gain ranks below the best
             key = _key(gain, tz, moves)
             if found[0] is None or key < found[0]:
                 found[0], found[1] = key, (tz, tuple(moves))
         left = max_changes - len(moves)
         if left == 0:
             return
+        only_short = False
         if not feasible:
             # each short type needs moves off it, each freeing at most its largest candidate
             need = 0
@@ -111,19 +114,27 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
                     need += -(x // most)  # ceil(-x / most)
             if need > left:
                 return
-        for i in range(start, n):
+            # no move to spare: one off a type that is not short leaves the same need with one
+            # move fewer, a state the check above refuses, so it is not tried
+            only_short = need == left
+        order = range(start, n)
+        if only_short:
+            short = [t for t, x in enumerate(sl) if x < 0]
+            if len(short) == 1:  # (always so with one move left: need >= the short types)
+                off = by_src[short[0]]
+                order = off[bisect_left(off, start):]
+        for i in order:
             g = gains[i]
             if feasible and g <= 0:
                 break  # sorted: every later move loses throughput, and fewer moves rank first
             if found[0] is not None and gain + g + best_after[i + 1][left - 1] < -found[0][0]:
                 break  # sorted: no later move can reach the best found
             m = cands[i]
-            if m.job_id in used:
+            if m.job_id in used or (only_short and sl[m.src] >= 0):
                 continue
             if not feasible and left == 1:
-                # the last move must end every shortage: leave the only short type, fit where it goes
-                if sl[m.src] >= 0 or sl[m.src] + m.size < 0 or sl[m.dst] < m.size or \
-                        sum(1 for x in sl if x < 0) > 1:
+                # the last move must end the only shortage (it leaves that type: ``order``) and fit
+                if sl[m.src] + m.size < 0 or sl[m.dst] < m.size:
                     continue
             sl[m.src] += m.size
             sl[m.dst] -= m.size

@@ -16,11 +16,12 @@ import numpy as np
 
 class RoundBook:
     """Per job (one row each, reused after the job leaves): LP weights W and shares X by type,
-    rounds it has been active, rounds it ran on each type."""
+    rounds it has been active, rounds it ran on each type, the type it runs on now (-1: none)."""
 
     def __init__(self, n_types: int, rows: int = 64):
         self.w = np.zeros((rows, n_types))
         self.x = np.zeros((rows, n_types))
+        self.on = np.full(rows, -1, dtype=np.int64)
         self.rounds = np.zeros(rows, dtype=np.int64)
         self.got = np.zeros((rows, n_types), dtype=np.int64)
         self.row: dict[str, int] = {}
@@ -40,6 +41,7 @@ class RoundBook:
                 self._grow(2 * r, self.x.shape[1])
         self.w[r] = 0.0
         self.x[r] = 0.0
+        self.on[r] = -1
         self.rounds[r] = 0
         self.got[r] = 0
         self.row[job_id] = r
@@ -54,9 +56,14 @@ class RoundBook:
         w, x, got = np.zeros((rows, cols)), np.zeros((rows, cols)), np.zeros((rows, cols), dtype=np.int64)
         r0, c0 = self.x.shape
         w[:r0, :c0], x[:r0, :c0], got[:r0, :c0] = self.w, self.x, self.got
-        rounds = np.zeros(rows, dtype=np.int64)
-        rounds[:r0] = self.rounds
-        self.w, self.x, self.got, self.rounds = w, x, got, rounds
+        rounds, on = np.zeros(rows, dtype=np.int64), np.full(rows, -1, dtype=np.int64)
+        rounds[:r0], on[:r0] = self.rounds, self.on
+        self.w, self.x, self.got, self.rounds, self.on = w, x, got, rounds, on
+
+    def count_served(self, flat: list[int]) -> None:
+        """One more round run for each served (row, type), given as row * n_types + type (each row
+        at most once).  ``got`` is always a fresh C-ordered array, so its flat reshape is a view."""
+        self.got.reshape(-1)[flat] += 1
 
     def remove(self, job_id: str) -> None:
         r = self.row.pop(job_id, None)
