@@ -191,8 +191,7 @@ class ExecutionCore:
         self.records.append(job_record(job, status, reason, now))
         jid = job.spec.job_id
         del self.jobs[jid]
-        if jid in self.queue:  # a finished job left the queue when it started
-            del self.queue[jid]
+        self.queue.pop(jid, None)  # a finished job left the queue when it started
         self.comm_per_iter.pop(jid, None)
         if status != "unfinished":
             job.status = JobStatus.FINISHED if status == "finished" else JobStatus.DROPPED

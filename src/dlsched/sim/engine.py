@@ -314,7 +314,7 @@ class Simulator:
                                  f"at t={now}; policies must only read the view")
         if decision.wakeup is not None and decision.wakeup > now:
             self._push(decision.wakeup, _WAKEUP, "", 0)
-        if decision:  # most calls on a long queue change nothing
+        if decision.allocate or decision.preempt or decision.drop:  # ``bool(decision)``, without its call
             self._carry_out(core.apply(decision, now))
 
     def _carry_out(self, actions: list[Action]) -> None:
