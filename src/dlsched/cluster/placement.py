@@ -74,8 +74,10 @@ def _across_racks(freemap: FreeMap, n: int, t: int) -> list[int]:
     """Fullest racks first, fullest nodes first inside each (the type has ``n`` free GPUs)."""
     nodes = freemap.nodes_with_free((t,))
     if nodes is not None:
-        rack_type_free = freemap._rtf
-        return _take(freemap, _fullest_first(freemap, nodes, lambda r: rack_type_free[r, t]), n)
+        # ``_fullest_first`` with the rack's count read in the key itself: one call per node, not two
+        rack_type_free, node_rack, node_free = freemap._rtf, freemap._lists[1], freemap._nf
+        nodes.sort(key=lambda nd: (-rack_type_free[node_rack[nd], t], -node_free[nd], nd))
+        return _take(freemap, nodes, n)
     c = freemap.cluster  # a scratch map keeps no index of nodes with free GPUs
     nodes = nodes_of_type(c)[t]
     racks = c.node_rack[nodes]
