@@ -12,7 +12,8 @@ Cases (the issue's table):
 
 1. Gavel's 1,985-job "msr" trace on a 900-GPU V100/P100/K80 cluster (``gavel-900``):
    ``fcfs`` (Gavel FIFO: 215 CPU s), ``gavel`` and ``gavel-admit`` (Gavel max-min fairness:
-   252 CPU s); ``gavel-flow`` is ``gavel --option lp=flow`` (its LP by cycle cancelling).
+   252 CPU s); ``gavel-highs`` is ``gavel --option lp=highs`` (its LP by HiGHS, the reference;
+   the default ``lp=flow`` solves it by cycle cancelling).
 2. The Crius authors' 1,280-GPU trace (``arena-philly.csv``) on ``crius-sim`` up to the
    horizon of 2,000 rounds of 300 s (``--max-time 600000``): ``fcfs`` (the authors' FCFS:
    36 CPU s), ``gavel`` / ``gavel-admit`` (the authors' Gavel: 112 CPU s).
@@ -45,8 +46,8 @@ REMEMBERED = "issue 21's side-by-side table (the peer's own simulator on this ki
 TARGETS = {"plain FIFO peer": 500.0, "other peers": 100.0}  # the issue's goal, x the peer's CPU s
 # issue 21's speed item 2: the LP policies on Gavel's trace, CPU s of the whole process; on the arena
 # trace, 100x the remembered 112 CPU s of the Crius authors' Gavel
-CPU_TARGETS = {"gavel-msr/gavel": 2.5, "gavel-msr/gavel-admit": 2.5, "gavel-msr/gavel-flow": 2.5,
-               "arena-philly/gavel": 1.12, "arena-philly/gavel-admit": 1.12, "arena-philly/gavel-flow": 1.12}
+CPU_TARGETS = {"gavel-msr/gavel": 2.5, "gavel-msr/gavel-admit": 2.5, "gavel-msr/gavel-highs": 2.5,
+               "arena-philly/gavel": 1.12, "arena-philly/gavel-admit": 1.12, "arena-philly/gavel-highs": 1.12}
 
 # name, trace, cluster, policy, extra args, peer, remembered peer CPU s, peer figure is a lower bound
 CASES = [
@@ -55,7 +56,7 @@ CASES = [
      "Gavel max-min fairness (LP)", 252.0, False),
     ("gavel-msr/gavel-admit", "gavel-msr-seed_0_6214e9.csv", "gavel-900", "gavel-admit", [],
      "Gavel max-min fairness (LP)", 252.0, False),
-    ("gavel-msr/gavel-flow", "gavel-msr-seed_0_6214e9.csv", "gavel-900", "gavel", ["--option", "lp=flow"],
+    ("gavel-msr/gavel-highs", "gavel-msr-seed_0_6214e9.csv", "gavel-900", "gavel", ["--option", "lp=highs"],
      "Gavel max-min fairness (LP)", 252.0, False),
     ("arena-philly/fcfs", "arena-philly.csv", "crius-sim", "fcfs", ["--max-time", "600000"],
      "Crius authors' FCFS, 2,000 rounds", 36.0, False),
@@ -63,8 +64,8 @@ CASES = [
      "Crius authors' Gavel, 2,000 rounds", 112.0, False),
     ("arena-philly/gavel-admit", "arena-philly.csv", "crius-sim", "gavel-admit", ["--max-time", "600000"],
      "Crius authors' Gavel, 2,000 rounds", 112.0, False),
-    ("arena-philly/gavel-flow", "arena-philly.csv", "crius-sim", "gavel", ["--max-time", "600000", "--option",
-     "lp=flow"], "Crius authors' Gavel, 2,000 rounds", 112.0, False),
+    ("arena-philly/gavel-highs", "arena-philly.csv", "crius-sim", "gavel", ["--max-time", "600000", "--option",
+     "lp=highs"], "Crius authors' Gavel, 2,000 rounds", 112.0, False),
     ("arena-philly/crius", "arena-philly.csv", "crius-sim", "crius", ["--max-time", "143700"],
      "Crius authors' Crius, 479 rounds (killed)", 861.0, True),
 ]

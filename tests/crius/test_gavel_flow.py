@@ -98,9 +98,11 @@ def test_deterministic_and_ties_go_to_the_earliest_job():
 
 
 def test_lp_option_is_checked():
-    assert make_policy("gavel").lp == "highs"  # the published figures; flow is the option
+    assert make_policy("gavel").lp == "flow"  # the default since 2026-11-24; highs is the reference option
     with pytest.raises(InputError, match="lp: must be one of flow, highs"):
         make_policy("gavel", lp="simplex")
+    with pytest.raises(InputError, match="warm_start: applies to lp=highs only; add --option lp=highs"):
+        make_policy("gavel", warm_start=True)  # warm_start alone: the default lp is flow
     with pytest.raises(InputError, match="warm_start: applies to lp=highs only"):
         make_policy("gavel", lp="flow", warm_start=True)
     assert make_policy("gavel", lp="highs", warm_start=True).warm_start

@@ -97,4 +97,4 @@ def test_warm_started_gavel_runs_every_job_and_repeats_itself(shared_dir, tmp_pa
         assert {r.status for r in res.records} == {"finished"} and len(res.records) == len(jobs)
         rows.append([r.row() for r in res.records])
     assert rows[0] == rows[1]
-    assert make_policy("gavel", lp="highs").warm_start is False  # cold by default: earlier figures stand
+    assert make_policy("gavel", lp="highs").warm_start is False  # HiGHS cold by default: the reference

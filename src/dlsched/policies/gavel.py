@@ -12,39 +12,42 @@ job j spends on GPU type t):
 with w[j, t] the job's data-parallel throughput on type t at its requested
 count n_j, normalised by its best type (Crius 8.1: baselines schedule with
 data-parallel profiles; jobs then run at their adaptive optimum).  Solved
-by default with HiGHS through its own binding (``policies/highs_lp.py``),
-cold, re-solved only when the set of active jobs or the cluster changes.
+by default (``lp=flow``) exactly by cycle cancelling on the LP's
+transportation form, started from the last solution (``gavel_flow.py``, no
+LP solver), re-solved only when the set of active jobs or the cluster
+changes.  ``--option lp=highs`` solves it cold with HiGHS through its own
+binding (``policies/highs_lp.py``): the reference, and what every figure
+before 2026-11-24 used.
 
-Speed (issue 21), with the same decisions as solving everything cold (tested
-on Gavel's trace, ``tests/crius/test_gavel_speed.py``):
-- when every job has a single best type and all fit there at once, that is
-  the LP's only optimum and is taken without a solve (``unique_best``);
+Why ``flow`` is the default: both return an exact optimum of the same LP
+(the objective is tested against HiGHS's, ``tests/crius/test_gavel_flow.py``),
+but the LP often has many optima (jobs with equal weight rows are
+interchangeable) and the two pick different ones.  ``flow`` picks by a
+stated rule (jobs keep their shares unless a strictly more profitable cycle
+moves them; among equal jobs the earliest submitted first), where HiGHS's
+pick follows its internal pivoting and could change with a HiGHS version;
+it migrates jobs far less and is 10x+ faster per solve.  Gavel's paper does
+not say which optimum its solver returns.  Schedules, and so JCTs, differ
+between the two (docs/replay.md, "The Gavel policies, fifth pass";
+docs/crius.md lists both where a comparison changes direction).
+
+Speed (issue 21), with the same decisions as solving everything (tested
+against the reference path, ``tests/crius/test_gavel_speed.py``):
+- with ``lp=highs``, when every job has a single best type and all fit there
+  at once, that is the LP's only optimum and is taken without a solve
+  (``unique_best``);
 - a round that must repeat the last one (one LP type per job, every job with
   a share served, the others not running, nothing arrived or left, every job
   placed) is skipped, its rounds counted for the priorities later (``_skip``);
   so is a round after arrivals or departures whose new LP gives shares to
   exactly the jobs of the last stable round, on the same types (``_repeats``);
-- the LP goes to HiGHS without ``linprog``'s Python wrapper, and the round's
-  priority pass runs on numpy rows (``gavel_rounds.py``): bit-for-bit the
-  same as before; the active jobs' list is kept up to date by insertions and
-  deletions, and only jobs whose target differs from their shape go to
-  ``apply_targets``.
-Two speed-ups, off by default, change decisions where the LP has several optima
-(jobs with equal weight rows are interchangeable in it):
-- ``--option lp=flow`` solves the LP exactly by cycle cancelling on its
-  transportation form, started from the last solution (``gavel_flow.py``,
-  no LP solver; the objective equals HiGHS's, tested).  Where optima tie it
-  keeps jobs where they were and prefers the earliest-submitted job, so
-  schedules differ from the HiGHS ones: Gavel's trace, 1,797 of 1,985 jobs
-  identical, average JCT 98.53 -> 98.98 h; on the Crius testbed the average
-  JCT moves 1.47 -> 2.08 h under derived costs (docs/replay.md, "fifth pass").
-- with ``--option warm_start=true`` (``lp=highs``) each LP starts from the
-  last one's optimal basis.  The optimum's value is the same, but a warm
-  start returns the optimal vertex nearest the last solution where a cold
-  start returns another.  Measured (docs/replay.md): Gavel's trace, 1,799 of
-  1,985 jobs finish at the same time, average JCT 98.53 -> 98.95 h;
-  arena-philly to 600,000 s, 1,554 of 1,929 rows identical, 822 -> 824 finished.
-The default stays cold HiGHS, so published comparisons keep their figures.
+- the round's priority pass runs on numpy rows (``gavel_rounds.py``); the
+  active jobs' list is kept up to date by insertions and deletions, and only
+  jobs whose target differs from their shape go to ``apply_targets``.
+``--option warm_start=true`` (with ``lp=highs`` only) starts each HiGHS LP
+from the last one's optimal basis: faster, same optimum value, but it
+returns the optimal vertex nearest the last solution where a cold start
+returns another (docs/replay.md, "The LP policies, second pass").
 
 Rounds (300 s, as Crius) realise X the way Gavel's round-based mechanism
 does: (job, type) pairs are served in order of priority X[j, t] / (share
@@ -165,18 +168,18 @@ class Gavel(JobPolicy):
     summary = "heterogeneity-aware round-based time sharing from an LP over time fractions (max sum throughput)"
     paper = "Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads, OSDI 2020"
     options = (PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),
-               PolicyOption("lp", str, "highs", "how the LP is solved: highs (HiGHS, cold: the published "
-                            "figures) or flow (exact cycle cancelling from the last solution, policies/"
-                            "gavel_flow.py: faster, another of several optimal allocations)"),
+               PolicyOption("lp", str, "flow", "how the LP is solved: flow (exact cycle cancelling from the "
+                            "last solution, policies/gavel_flow.py; stated tie rule) or highs (HiGHS, cold: "
+                            "the reference and the figures before 2026-11-24; may return another of the LP's optima)"),
                PolicyOption("warm_start", bool, False, "lp=highs only: start each LP from the last one's basis "
                             "(faster; may pick another of several optimal allocations than a cold solve)"))
 
-    def __init__(self, round_s: float = 300.0, lp: str = "highs", warm_start: bool = False):
+    def __init__(self, round_s: float = 300.0, lp: str = "flow", warm_start: bool = False):
         if lp not in LP_SOLVERS:
             raise InputError(f"lp: must be one of {', '.join(LP_SOLVERS)}, got {lp!r}", field="--option")
         if warm_start and lp != "highs":
-            raise InputError("warm_start: applies to lp=highs only (lp=flow always starts from the last "
-                             "solution)", field="--option")
+            raise InputError("warm_start: applies to lp=highs only; add --option lp=highs (the default lp=flow "
+                             "always starts from the last solution)", field="--option")
         self.period = round_s
         self.lp = lp
         self.warm_start = warm_start
@@ -622,6 +625,8 @@ class GavelAdmission(Gavel):
 
     def describe(self) -> dict:
         d = super().describe()
+        for k in ("lp", "warm_start"):  # gavel's LP options: admission solves no such LP
+            d.pop(k, None)
         d.update({"objective": "max sum normalised throughput, one GPU type per job, at most "
                                f"{MAX_TYPE_CHANGES} type changes per admission (data-parallel profiles)",
                   "solver": "exact search over job classes (policies/gavel_admit.py)", "stay_bonus": STAY_BONUS})
