@@ -115,6 +115,9 @@ def child(name: str) -> int:
     simulator (and ``experiments/crius``) does, such a request is doubled until it fits
     (``fit_requests``), and jobs that fit nowhere are left out and counted.
     """
+    from dlsched.threads import single_threaded_blas
+
+    single_threaded_blas()  # as ``dlsched simulate`` does before numpy is imported
     case = next(c for c in CASES if c[0] == name)
     _, fname, cluster_name, policy_name, extra, *_ = case
     from dlsched.cluster import Cluster
@@ -144,10 +147,12 @@ def child(name: str) -> int:
 
 
 def interpreter_floor(repeat: int) -> dict:
-    """CPU s of a bare interpreter and of one that only imports numpy (best of ``repeat``): no run of
-    dlsched can cost less than the second, so a goal below it cannot be met by dlsched's own code."""
+    """CPU s of a bare interpreter and of one that only imports numpy (best of ``repeat``), the latter
+    with one BLAS thread as ``dlsched simulate`` asks (``dlsched.threads``): no run of dlsched can
+    cost less than the second, so a goal below it cannot be met by dlsched's own code."""
     best = {}
-    for label, code in (("python -c pass", "pass"), ("python -c 'import numpy'", "import numpy")):
+    numpy_one_thread = "import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); import numpy"
+    for label, code in (("python -c pass", "pass"), ("python -c 'import numpy'", numpy_one_thread)):
         if BYTECODE_CACHE:
             cpu_of(["-c", code])  # the same bytecode cache as the cases, filled first
         best[label] = round(min(cpu_of(["-c", code])[0] for _ in range(repeat)), 3)

@@ -13,8 +13,10 @@ import sys
 
 from dlsched import __version__
 from dlsched.errors import DlschedError
+from dlsched.threads import single_threaded_blas
 
 LIVE_EXTRAS = ("ray", "torch")  # the optional "live" extra; only the live commands need it
+LIVE_COMMANDS = ("serve", "submit", "status", "cancel", "run")  # the others simulate or report in-process
 COMMANDS = ["simulate", "compare", "policies", "perf", "net", "serve", "submit", "status", "cancel", "report",
             "reproduce", "run"]
 
@@ -45,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_with_default_command(argv))
     args.argv = _with_default_command(argv)  # recorded in provenance.json: the exact command to re-run
+    if args.command not in LIVE_COMMANDS:
+        single_threaded_blas()  # start-up CPU that no simulation gains from (dlsched.threads)
     try:
         return int(args.func(args) or 0)
     except DlschedError as e:
