@@ -101,14 +101,15 @@ class PathSet(Sequence):
     def index(self, path, *args) -> int:
         path = tuple(path)
         if self._base is not None:
+            # the route by its bundles' first links; every link of the path then lies in its hop's
+            # bundle (``base`` maps a port to its bundle's first link), at its offset from the first
             r = self._route_of.get(tuple(self._base[l] if 0 <= l < len(self._base) else -1 for l in path))
-            rs = () if r is None else (r,)
+            if r is not None and len(self.routes[r]) == len(path):
+                return self.index_of(r, [l - h[0] for l, h in zip(path, self.routes[r])])
         else:
-            rs = range(len(self.routes))
-        for r in rs:
-            hops = self.routes[r]
-            if len(hops) == len(path) and all(l in h for l, h in zip(path, hops)):
-                return self.index_of(r, [h.index(l) for l, h in zip(path, hops)])
+            for r, hops in enumerate(self.routes):
+                if len(hops) == len(path) and all(l in h for l, h in zip(path, hops)):
+                    return self.index_of(r, [h.index(l) for l, h in zip(path, hops)])
         raise ValueError(f"{path} is not a candidate path")
 
     def __contains__(self, path) -> bool:
