@@ -8,7 +8,9 @@ a job, notes for that job and the jobs it meets: whether its flows leave their T
 a network link with another job (and whether that link is contended: its flows at their solo rates
 overfill it), on which kind of link (NIC, ToR uplink, aggregation uplink, ...), and whether two of its
 own flows were hashed onto one switch port (a self-collision, which the flow model does not charge:
-"solo exactness", docs/network.md).  Flags are sticky over a job's life.  Prints one row per job size
+"solo exactness", docs/network.md).  Flags are sticky over a job's life; under a path-choosing
+policy a job is first placed on its ECMP paths and re-placed on the policy's at once, so that brief
+placement counts too: read the census of ``--comm ecmp`` runs.  Prints one row per job size
 and writes ``contacts.json`` under ``--out``.  The simulation itself is the plain run's (the census only
 reads the flow model's state), so its results equal ``trace_grid.py``'s.
 """

@@ -105,3 +105,19 @@ def test_testbed_nic_case_crux_beats_ecmp_and_stays_under_alone():
     alone = min(testbed_case([j], None)[0] for j in jobs)
     assert ecmp < crux <= alone + 1e-9
     assert set(each) == {"bert1", "bert2"}
+
+
+def test_cassini_gives_a_clashing_job_its_earliest_neighbours_level_whatever_the_set_order():
+    # a and b (light) interleave on one link, so they get distinct levels; every later heavy job clashes
+    # with both and must share the earliest-placed one's level, not whichever a set yields first
+    from dlsched.comm.base import CommFlow, CommJob, CommView
+    from dlsched.comm.cassini import Cassini
+
+    def job(name, arrival, duty):
+        return CommJob(name, 8, 1.0, 1.0 - duty, duty, 1.0 - duty, (CommFlow(1e6, [(0,)], 0),), arrival)
+
+    jobs = [job("a", 1, 0.1), job("b", 2, 0.1)] + [job(f"heavy{i}", 3 + i, 0.95) for i in range(12)]
+    view = CommView({j.job_id: j for j in jobs}, (1e9,), frozenset({0}))
+    got = Cassini().assign(view)
+    assert got["a"].level != got["b"].level
+    assert all(got[f"heavy{i}"].level == got["a"].level for i in range(12))
