@@ -29,18 +29,19 @@ from dlsched.network.contention import FlowContention
 
 def link_kind(g, l: int) -> str:
     """'nic-tor', 'tor-agg', ... from the layers of a link's ends (NICs are 'nic', GPUs 'gpu')."""
-    ends = []
-    for n in (g.link_src[l], g.link_dst[l]):
-        ends.append(g.layers.get(n, "gpu"))
-    return "-".join(ends)
+    return "-".join(g.layers.get(n, "gpu") for n in (g.link_src[l], g.link_dst[l]))
+
+
+def _flags(seen: dict, job_id: str) -> dict:
+    return seen.setdefault(job_id, {"hosts": 0, "cross_tor": False, "meets": False, "contended": False,
+                                    "self_collision": False, "where": set()})
 
 
 def census(fc: FlowContention, job_id: str, seen: dict) -> None:
     """Update the sticky flags of ``job_id`` (just placed) and of the jobs it meets."""
     g = fc.graph
     job = fc._jobs[job_id]
-    me = seen.setdefault(job_id, {"hosts": 0, "cross_tor": False, "meets": False, "contended": False,
-                                  "self_collision": False, "where": set()})
+    me = _flags(seen, job_id)
     me["hosts"] = len({f.src_nic.split("/")[0] for f in job.traffic.flows} |
                       {f.dst_nic.split("/")[0] for f in job.traffic.flows})
     for l, n in job.lc.items():
@@ -56,8 +57,7 @@ def census(fc: FlowContention, job_id: str, seen: dict) -> None:
             continue
         hot = fc._contended(l)
         for j in (job_id, *others):
-            s = seen.setdefault(j, {"hosts": 0, "cross_tor": False, "meets": False, "contended": False,
-                                    "self_collision": False, "where": set()})
+            s = _flags(seen, j)
             s["meets"] = True
             if hot:
                 s["contended"] = True
