@@ -10,42 +10,37 @@ Imported on the first correction factor, so start-up does not load numba.
 
 from __future__ import annotations
 
+import numpy as np
+
 from dlsched.network.fluid_kernel import _compiled
 
 
 def _replay(it0: float, comm0: float, start0: float, it1: float, comm1: float, start1: float,
             first: int, dt: float, steps: int) -> tuple[float, float]:
-    phase0 = phase1 = 0.0  # time into the current iteration
-    left0 = left1 = 0.0  # communication seconds still to send this iteration
-    started0 = started1 = False
-    moved0 = moved1 = 0.0
+    it = np.array([it0, it1])
+    comm = np.array([comm0, comm1])
+    start = np.array([start0, start1])
+    phase = np.zeros(2)  # time into the current iteration
+    left = np.zeros(2)  # communication seconds still to send this iteration
+    started = np.zeros(2, dtype=np.bool_)
+    moved = np.zeros(2)
     for _ in range(steps):
         free = dt
         for k in range(2):
-            if (k == 0) == (first == 0):  # job 0's turn
-                if not started0 and phase0 >= start0 - 1e-12:
-                    started0, left0 = True, comm0
-                if started0 and left0 > 0 and free > 0:
-                    send = min(left0, free)
-                    left0 -= send
-                    moved0 += send
-                    free -= send
-            else:
-                if not started1 and phase1 >= start1 - 1e-12:
-                    started1, left1 = True, comm1
-                if started1 and left1 > 0 and free > 0:
-                    send = min(left1, free)
-                    left1 -= send
-                    moved1 += send
-                    free -= send
-        phase0 += dt
-        # the iteration ends once its computation time has passed and its communication is sent
-        if started0 and left0 <= 1e-12 and phase0 >= it0 - 1e-12:
-            phase0, started0 = 0.0, False
-        phase1 += dt
-        if started1 and left1 <= 1e-12 and phase1 >= it1 - 1e-12:
-            phase1, started1 = 0.0, False
-    return moved0, moved1
+            i = first if k == 0 else 1 - first  # the job served first, then the other
+            if not started[i] and phase[i] >= start[i] - 1e-12:
+                started[i], left[i] = True, comm[i]
+            if started[i] and left[i] > 0 and free > 0:
+                send = min(left[i], free)
+                left[i] -= send
+                moved[i] += send
+                free -= send
+        for i in range(2):
+            phase[i] += dt
+            # the iteration ends once its computation time has passed and its communication is sent
+            if started[i] and left[i] <= 1e-12 and phase[i] >= it[i] - 1e-12:
+                phase[i], started[i] = 0.0, False
+    return moved[0], moved[1]
 
 
 replay = _compiled(_replay)
