@@ -3,6 +3,10 @@
 (target under 5 minutes).
 
     PYTHONPATH=src python benchmarks/bench_crux.py [--jobs 5000] [--trace] [--trace-jobs 2000]
+        [--trace-days 14] [--trace-cluster crux-clos|crux-double-sided|crux-lingjun] [--placement first-free]
+
+``--trace-cluster crux-double-sided --trace-jobs 300 --trace-days 1 --placement first-free`` times path
+choice over the double-sided fabric's 116-port bundles (docs/crux.md, "Speed of path choice").
 
 The compression input is a contention DAG as a cluster yields one: jobs in
 racks of 16 hosts, each job meeting a few others on shared links (random,
@@ -45,18 +49,20 @@ def bench_compression(n: int, K: int) -> None:
           f"(target < 1 s); cut {cut_weight(levels, edges) / total:.3f} of the edge weight")
 
 
-def bench_trace(jobs: int) -> None:
+def bench_trace(jobs: int, days: float = 14.0, cluster: str = "crux-clos", placement: str = "packed") -> None:
     from dlsched.cli import main
-    from dlsched.experiments.crux import write_trace
+    from dlsched.experiments.crux import TOPOLOGIES, write_trace
 
+    gpus, largest = TOPOLOGIES[cluster]
     with tempfile.TemporaryDirectory(prefix="crux-bench-") as d:
-        trace = write_trace(Path(d) / "trace.csv", jobs, 14.0)
+        trace = write_trace(Path(d) / "trace.csv", jobs, days, gpus_total=gpus, max_gpus=largest)
         t, c = time.perf_counter(), time.process_time()
-        rc = main(["simulate", "--cluster", "crux-clos", "--trace", str(trace), "--policy", "fcfs", "--comm", "crux",
-                   "--out", str(Path(d) / "out"), "--quiet", "--fit-requests"])
+        rc = main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", "fcfs", "--comm", "crux",
+                   "--out", str(Path(d) / "out"), "--quiet", "--fit-requests", "--placement", placement])
         dt, cpu = time.perf_counter() - t, time.process_time() - c
-    print(f"trace: {jobs} jobs over 14 days on crux-clos (2,768 GPUs) with --comm crux: {cpu:.1f} CPU s, "
-          f"{dt:.1f} s wall (target < 300 s), rc {rc}")
+    target = " (target < 300 s)" if (cluster, jobs, days) == ("crux-clos", 2000, 14.0) else ""
+    print(f"trace: {jobs} jobs over {days:g} days on {cluster} ({gpus:,} GPUs, {placement}) with --comm crux: "
+          f"{cpu:.1f} CPU s, {dt:.1f} s wall{target}, rc {rc}")
 
 
 def main() -> int:
@@ -65,10 +71,14 @@ def main() -> int:
     ap.add_argument("--levels", type=int, default=8)
     ap.add_argument("--trace", action="store_true", help="also time the two-week trace")
     ap.add_argument("--trace-jobs", type=int, default=2000)
+    ap.add_argument("--trace-days", type=float, default=14.0)
+    ap.add_argument("--trace-cluster", default="crux-clos", help="crux-clos (the issue's target), "
+                    "crux-double-sided or crux-lingjun (path choice over wide port bundles)")
+    ap.add_argument("--placement", default="packed", choices=["packed", "first-free"])
     a = ap.parse_args()
     bench_compression(a.jobs, a.levels)
     if a.trace:
-        bench_trace(a.trace_jobs)
+        bench_trace(a.trace_jobs, a.trace_days, a.trace_cluster, a.placement)
     return 0
 
 

@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python experiments/crux/trace_grid.py [--jobs 300] [--days 1] [--out /tmp/crux-grid]
         [--topologies crux-clos,crux-clos@2,crux-clos@4,crux-double-sided,crux-lingjun] [--policy fcfs]
-        [--placement packed|first-free]
+        [--placement packed|first-free] [--comm a,b] [--charge-self-collisions]
 
 ``SPEC@R`` is that spec at R:1 uplinks (the paper states 1:1; 2:1 and 4:1 show the sensitivity).
 Prints, per fabric and scheduler, the paper's GPU utilisation (computation over cluster time), the
@@ -36,6 +36,8 @@ def main() -> int:
                     help="how the job policy places jobs (simulate --placement; first-free fragments the "
                     "cluster as the paper's production scheduler did)")
     ap.add_argument("--resume", action="store_true", help="keep runs already finished under --out")
+    ap.add_argument("--charge-self-collisions", action="store_true", help="simulate --charge-self-collisions: "
+                    "a job's own flows hashed onto one switch port slow it (off by default, as in docs/crux.md's tables)")
     a = ap.parse_args()
     out = Path(a.out)
     rows = {}
@@ -48,6 +50,7 @@ def main() -> int:
         got = trace_runs(d, a.jobs, a.days, cluster=spec, gpus=gpus, max_gpus=largest, policies=[a.policy],
                          comms=a.comm.split(","), host_batch=not a.scale_batch, resume=a.resume,
                          placement=a.placement,
+                         extra=("--charge-self-collisions",) if a.charge_self_collisions else (),
                          progress=lambda i, n, what: print(f"  [{i}/{n}] {what}", file=sys.stderr, flush=True))
         for (_, c), m in got.items():
             rows[(topo, c)] = m

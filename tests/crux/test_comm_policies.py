@@ -105,3 +105,60 @@ def test_testbed_nic_case_crux_beats_ecmp_and_stays_under_alone():
     alone = min(testbed_case([j], None)[0] for j in jobs)
     assert ecmp < crux <= alone + 1e-9
     assert set(each) == {"bert1", "bert2"}
+
+
+def test_cassini_gives_a_clashing_job_its_earliest_neighbours_level_whatever_the_set_order():
+    # a and b (light) interleave on one link, so they get distinct levels; every later heavy job clashes
+    # with both and must share the earliest-placed one's level, not whichever a set yields first
+    from dlsched.comm.base import CommFlow, CommJob, CommView
+    from dlsched.comm.cassini import Cassini
+
+    def job(name, arrival, duty):
+        return CommJob(name, 8, 1.0, 1.0 - duty, duty, 1.0 - duty, (CommFlow(1e6, [(0,)], 0),), arrival)
+
+    jobs = [job("a", 1, 0.1), job("b", 2, 0.1)] + [job(f"heavy{i}", 3 + i, 0.95) for i in range(12)]
+    view = CommView({j.job_id: j for j in jobs}, (1e9,), frozenset({0}))
+    got = Cassini().assign(view)
+    assert got["a"].level != got["b"].level
+    assert all(got[f"heavy{i}"].level == got["a"].level for i in range(12))
+
+
+def _moved_oracle(jobs, first):
+    """The Python replay the compiled one replaced (same steps, same float operations in the same order)."""
+    dt = min(j[0] for j in jobs) / 200.0
+    steps = int(round(20 * max(j[0] for j in jobs) / dt))
+    phase, left, started, moved = [0.0, 0.0], [0.0, 0.0], [False, False], [0.0, 0.0]
+    for _ in range(steps):
+        free = dt
+        for i in (first, 1 - first):
+            it, comm, start = jobs[i]
+            if not started[i] and phase[i] >= start - 1e-12:
+                started[i], left[i] = True, comm
+            if started[i] and left[i] > 0 and free > 0:
+                send = min(left[i], free)
+                left[i] -= send
+                moved[i] += send
+                free -= send
+        for i in range(2):
+            it, comm, start = jobs[i]
+            phase[i] += dt
+            if started[i] and left[i] <= 1e-12 and phase[i] >= it - 1e-12:
+                phase[i], started[i] = 0.0, False
+    return moved
+
+
+def test_compiled_replay_equals_the_python_one_bit_for_bit():
+    from dlsched.comm.correction import _moved
+
+    rng = np.random.default_rng(0)
+    cases = [((3.0, 1.0, 2.0), (2.0, 1.0, 1.0)), ((1.0, 0.5, 0.5), (1.0, 0.5, 0.0))]
+    for _ in range(40):
+        pair = []
+        for _ in range(2):
+            it = round(float(rng.uniform(0.05, 2.0)), 3)
+            comm = round(float(rng.uniform(0.0, it)), 3)
+            pair.append((it, comm, round(it - comm * float(rng.uniform(0.0, 1.0)), 3)))
+        cases.append(tuple(pair))
+    for jobs in cases:
+        for first in (0, 1):
+            assert _moved(jobs, first) == _moved_oracle(jobs, first)

@@ -58,3 +58,57 @@ def test_two_jobs_collide_on_one_port_and_path_selection_parts_them():
         fc.pin(j, picks[j])
         fc.add_placed(j, [(0, 0), (2, 0)] if j == "a" else [(1, 0), (3, 0)], 1e9, 1.0, 0.2)
     assert fc.iteration_time("a") == (1.0, 0.2) and fc.iteration_time("b") == (1.0, 0.2)
+
+
+def test_port_choice_on_a_three_layer_fabric_equals_listing():
+    # the route x hop array scoring (least loaded port of every bundle kept between flows) against
+    # trying all 648 port combinations of every cross-pod flow, on a small double-sided fabric where
+    # jobs pile onto the same bundles, so ties, loaded ports and idle ports all occur
+    from dlsched.network.topologies import double_sided
+
+    g = double_sided(hosts=12, tors=4, aggs=4, cores=2, nics_per_host=2, gpus_per_host=2)
+    for seed in range(2):
+        fc = FlowContention(g, seed=seed)
+        rng = random.Random(seed)
+        placed = {}
+        for j in range(8):
+            hosts = rng.sample(range(len(g.hosts)), rng.choice([2, 3, 4]))
+            fc.add_placed(f"j{j}", [(h, k) for h in hosts for k in (0, 1)], rng.uniform(1e8, 1e9), 0.3, 0.1)
+            placed[f"j{j}"] = (2 * len(hosts), 0.3, 0.1)
+        view = build_view(fc, placed, {j: i for i, j in enumerate(placed)})
+        assert max(len(f.candidates) for j in view.jobs.values() for f in j.flows) == 648
+        listed = CommView({k: CommJob(j.job_id, j.gpus, j.iteration_s, j.compute_s, j.comm_s, j.start_s,
+                                      tuple(CommFlow(f.nbytes, tuple(f.candidates), f.chosen) for f in j.flows),
+                                      j.arrival) for k, j in view.jobs.items()},
+                          view.capacity, view.network_links)
+        for order in (sorted(view.jobs), sorted(view.jobs, reverse=True)):
+            assert least_congested(view, [view.jobs[j] for j in order]) == \
+                least_congested(listed, [listed.jobs[j] for j in order])
+
+
+def _self_collided(seed, charge):
+    # one job on both NICs of 4 hosts under 2 ToRs: its two rails' rings cross the ToR-aggregation
+    # bundles (4 ports each way), where the hash may put two of its own flows on one port
+    g = clos(4, 2, 1, nics_per_host=2, nic_gbps=200.0, gpus_per_host=2)
+    fc = FlowContention(g, seed=seed, charge_self_collisions=charge)
+    fc.add_placed("a", [(h, k) for h in range(4) for k in (0, 1)], 1e9, 1.0, 0.2)
+    return fc
+
+
+def test_self_collisions_are_charged_only_when_asked():
+    def collided(fc):
+        return any(n > 1 for l, n in fc.traffic("a").link_counts().items() if "agg" in fc.graph.link_name(l))
+
+    hit = [s for s in range(30) if collided(_self_collided(s, False))]
+    miss = [s for s in range(30) if s not in hit]
+    assert hit and miss
+    # default: a job alone keeps its price whatever the hash did ("solo exactness")
+    assert _self_collided(hit[0], False).iteration_time("a") == (1.0, 0.2)
+    # charged: two flows on one port halve the ring's rate, so its network time doubles
+    fc = _self_collided(hit[0], True)
+    total, comm = fc.iteration_time("a")
+    D = fc.traffic("a").flows[0].nbytes / 25e9  # a ring hop's bytes over a 200 Gb/s NIC (and port)
+    assert abs(total - (1.0 + D)) < 1e-9 and abs(comm - (0.2 + D)) < 1e-9
+    assert fc.stats["self_collided"] == 1 and fc.describe()["self_collisions"] == "charged"
+    # charged, but the hash spread the flows: the price alone
+    assert _self_collided(miss[0], True).iteration_time("a") == (1.0, 0.2)

@@ -30,9 +30,14 @@ class Cassini:
         meets = shares_links(view)
         duty = {j: (v.comm_s / v.iteration_s if v.iteration_s > 0 else 0.0) for j, v in view.jobs.items()}
         level: dict[str, int] = {}
-        for j in sorted(view.jobs, key=lambda j: (view.jobs[j].arrival, j)):
-            taken = {level[o] for o in meets[j] if o in level and duty[o] + duty[j] <= 1.0}
-            clash = [level[o] for o in meets[j] if o in level and duty[o] + duty[j] > 1.0]
+        def placed_order(jobs):
+            return sorted(jobs, key=lambda j: (view.jobs[j].arrival, j))
+
+        for j in placed_order(view.jobs):
+            # neighbours in placement order: a set's order changes with the process's string hashing
+            near = [o for o in placed_order(meets[j]) if o in level]
+            taken = {level[o] for o in near if duty[o] + duty[j] <= 1.0}
+            clash = [level[o] for o in near if duty[o] + duty[j] > 1.0]
             free = [lv for lv in range(usable) if lv not in taken]
             # incompatible neighbours share a level (no shift helps them); else the first level no
             # compatible neighbour holds, so their phases are staggered

@@ -30,32 +30,17 @@ def _moved(jobs: tuple[tuple[float, float, float], ...], first: int) -> list[flo
     """Seconds of its own data each job moves on one shared link, ``first`` served first.
 
     Each job: (iteration seconds alone, communication seconds alone, when its communication starts).
+    Time steps of 1/200 of the shorter iteration over 20 of the longer; in each, the job served first
+    sends what it has left, the other uses what is free; an iteration ends once its computation time
+    has passed and its communication is sent (``replay_kernel``, compiled).
     """
+    from dlsched.comm.replay_kernel import replay
+
     dt = min(j[0] for j in jobs) / 200.0
     steps = int(round(20 * max(j[0] for j in jobs) / dt))
-    phase = [0.0, 0.0]  # time into the current iteration
-    left = [0.0, 0.0]  # communication seconds still to send this iteration
-    started = [False, False]
-    moved = [0.0, 0.0]
-    order = (first, 1 - first)
-    for _ in range(steps):
-        free = dt
-        for i in order:
-            it, comm, start = jobs[i]
-            if not started[i] and phase[i] >= start - 1e-12:
-                started[i], left[i] = True, comm
-            if started[i] and left[i] > 0 and free > 0:
-                send = min(left[i], free)
-                left[i] -= send
-                moved[i] += send
-                free -= send
-        for i in range(2):
-            it, comm, start = jobs[i]
-            phase[i] += dt
-            # the iteration ends once its computation time has passed and its communication is sent
-            if started[i] and left[i] <= 1e-12 and phase[i] >= it - 1e-12:
-                phase[i], started[i] = 0.0, False
-    return moved
+    (it0, comm0, start0), (it1, comm1, start1) = jobs
+    return list(replay(float(it0), float(comm0), float(start0), float(it1), float(comm1), float(start1),
+                       int(first), float(dt), steps))
 
 
 @lru_cache(maxsize=65536)

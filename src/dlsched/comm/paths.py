@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import numpy as np
+
 from dlsched.comm.base import CommJob, CommView
 
 
 # A path's network links, kept while the policy sees one fabric (a run's views share one link set), so
-# the same job's candidate paths are filtered once, not at every re-assignment.
-_NET: dict = {"links": None, "paths": {}}
+# the same job's candidate paths are filtered once, not at every re-assignment; and the fabric's link
+# capacities and network-link mask as arrays, for scoring every switch route of a flow at once.
+_NET: dict = {"links": None, "paths": {}, "capacity": None, "arrays": None, "sets": {}}
 
 
 def _network_part(view: CommView, path: tuple[int, ...]) -> tuple[int, ...]:
@@ -21,20 +24,34 @@ def _network_part(view: CommView, path: tuple[int, ...]) -> tuple[int, ...]:
     return got
 
 
+def _fabric_arrays(view: CommView) -> tuple[np.ndarray, np.ndarray]:
+    """The view's capacities (bytes/s) and network-link mask as arrays, built once per fabric."""
+    if _NET["arrays"] is None or _NET["capacity"] is not view.capacity or _NET["links"] is not view.network_links:
+        _network_part(view, ())  # resets the path cache if the link set changed
+        cap = np.asarray(view.capacity, dtype=float)
+        net = np.zeros(len(cap), dtype=bool)
+        net[list(view.network_links)] = True
+        _NET["capacity"], _NET["arrays"], _NET["sets"] = view.capacity, (cap, net), {}
+    return _NET["arrays"]
+
+
 def least_congested(view: CommView, order: Iterable[CommJob]) -> dict[str, dict[int, int]]:
     """Place jobs' flows one job at a time in ``order``, each flow on the candidate path whose most
     loaded network link is least loaded once it is added (load: offered bytes/s over capacity);
     ties to the least total load, then the lowest candidate index."""
-    load: dict[int, float] = {}
+    load: dict[int, float] = {}  # for hand-made candidate lists (``_by_listing``)
+    ports: _PortLoads | None = None  # for ``PathSet`` candidates (the flow model's)
     out: dict[str, dict[int, int]] = {}
     for job in order:
         picks: dict[int, int] = {}
         for i, f in enumerate(job.flows):
             rate = f.nbytes / job.iteration_s if job.iteration_s > 0 else 0.0
-            routes = getattr(f.candidates, "routes", None)
-            best = _by_ports(view, f.candidates, routes, load, rate) if routes is not None else \
-                _by_listing(view, f.candidates, load, rate)
-            picks[i] = best
+            if getattr(f.candidates, "routes", None) is not None:
+                if ports is None:
+                    ports = _PortLoads(view)
+                picks[i] = ports.choose(f.candidates, rate)
+                continue
+            best = picks[i] = _by_listing(view, f.candidates, load, rate)
             for l in _network_part(view, f.candidates[best]):
                 load[l] = load.get(l, 0.0) + rate / view.capacity[l]
         out[job.job_id] = picks
@@ -52,39 +69,64 @@ def _by_listing(view: CommView, candidates, load: dict[int, float], rate: float)
     return best
 
 
-def _by_ports(view: CommView, paths, routes, load: dict[int, float], rate: float) -> int:
-    """``_by_listing``'s choice without listing every port combination: the ports of one hop have
-    one capacity, so on each route the least loaded port of every hop (lowest first on ties) gives
-    that route's least worst link and least total load at once, and its lowest index."""
-    best, best_key = 0, None
-    net = view.network_links
-    least: dict[int, int] = {}  # a bundle (by its first link; routes share bundles) -> its least loaded port
-    for r, hops in enumerate(routes):
-        worst = total = 0.0
-        picks = []
-        for hop in hops:
-            k = least.get(hop[0])
-            if k is None:
-                k = least[hop[0]] = _least_port(hop, load)
-            picks.append(k)
-            l = hop[k]
-            if l in net:
-                got = load.get(l, 0.0)
-                worst = max(worst, got + rate / view.capacity[l])
-                total += got
-        c = paths.index_of(r, picks)
-        key = (worst, total, c)
-        if best_key is None or key < best_key:
-            best, best_key = c, key
-    return best
+class _PortLoads:
+    """``_by_listing``'s choice over a ``PathSet`` without listing its port combinations.
 
+    The ports of one hop share one capacity, so on each switch route the least loaded port of every
+    hop (the lowest on ties) gives that route's least worst link and least total load at once, and
+    its lowest candidate index; routes are numbered in order, so among equal keys the first route
+    wins.  Every route of a flow is scored at once over ``PathSet.grid`` (route x hop arrays), and
+    each bundle's least loaded port is kept between flows (``least``, by the bundle's first link):
+    loads only grow, so it changes only when a flow lands on that very port.  Hops off the network
+    (never loaded) count as capacity infinity, i.e. nothing, and columns of them are dropped; the
+    total load adds up hop by hop in route order, as a per-route loop does, so the floats are equal.
+    """
 
-def _least_port(hop: tuple[int, ...], load: dict[int, float]) -> int:
-    """The least loaded port of a bundle, the lowest on ties; an idle one ends the search (loads are
-    never negative), which on wide bundles (hundreds of ports) is the common case."""
-    if len(hop) == 1:
-        return 0
-    for p, l in enumerate(hop):
-        if not load.get(l, 0.0):
-            return p
-    return min(range(len(hop)), key=lambda p: load[hop[p]])
+    def __init__(self, view: CommView):
+        self.cap, self.net = _fabric_arrays(view)
+        self.load = np.zeros(len(self.cap))
+        self.least = np.zeros(len(self.cap), dtype=np.int64)  # all idle: port 0 of every bundle
+
+    def _static(self, paths) -> tuple:
+        """Per ``PathSet`` (kept while the fabric is): its network columns, their first links and
+        per-port capacities (infinite off the network), and per hop (first, width, network?) by route."""
+        got = _NET["sets"].get(id(paths))
+        if got is None or got[0] is not paths:
+            first, width, offsets = paths.grid()
+            net = self.net[first]
+            cols = np.flatnonzero(net.any(axis=0)) if len(first) else np.zeros(0, dtype=np.int64)
+            F = np.ascontiguousarray(first[:, cols])
+            capF = np.where(net[:, cols], self.cap[F], np.inf)
+            got = _NET["sets"][id(paths)] = (paths, F, capF, cols, first, width, offsets, net)
+        return got
+
+    def choose(self, paths, rate: float) -> int:
+        _, F, capF, cols, first, width, offsets, net = self._static(paths)
+        if not len(first):
+            return 0
+        k = self.least[F]
+        if len(F) == 1:
+            r = 0
+        else:
+            got = self.load[F + k]
+            worst = (got + rate / capF).max(axis=1) if len(cols) else np.zeros(len(F))
+            tied = np.flatnonzero(worst == worst.min())
+            if len(tied) > 1 and len(cols):
+                g = got[tied]
+                total = g[:, 0]
+                for h in range(1, len(cols)):
+                    total = total + g[:, h]
+                tied = tied[np.argmin(total):]
+            r = int(tied[0])
+        picks = [0] * first.shape[1]  # off-network bundles are never loaded: their port 0 is least
+        for j, h in enumerate(cols.tolist()):
+            picks[h] = int(k[r, j])
+        c = 0
+        for h, (f, w, p, on) in enumerate(zip(first[r].tolist(), width[r].tolist(), picks, net[r].tolist())):
+            c = c * w + p
+            if on:
+                l = f + p
+                self.load[l] += rate / self.cap[l]
+                if w > 1 and self.least[f] == p:
+                    self.least[f] = int(np.argmin(self.load[f:f + w]))
+        return int(offsets[r]) + c

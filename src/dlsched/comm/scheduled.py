@@ -28,6 +28,7 @@ class ScheduledContention:
         self._pins: dict[str, dict[int, int]] = {}
         self._levels: dict[str, int] = {}
         self._count = 0
+        self._views: dict[str, tuple] = {}  # job -> (its traffic, its inputs, its CommJob), for build_view
         net = frozenset(i for i in range(flow.graph.num_links) if flow._network_link[i])
         self._network_links = net
         self._capacity = tuple(float(c) for c in np.asarray(flow.graph.capacity))
@@ -55,6 +56,7 @@ class ScheduledContention:
         if self._pins.pop(job_id, None):
             self.flow.pin(job_id, {})  # it may come back elsewhere (resume, migration): not on these paths
         self._levels.pop(job_id, None)
+        self._views.pop(job_id, None)
         touched = set(self.flow.remove(job_id))
         return sorted((touched | self._reassign()) - {job_id})
 
@@ -78,7 +80,7 @@ class ScheduledContention:
     def view(self) -> CommView:
         placed = {j: (len(alloc.gpus), float(cost.total), float(cost.comm))
                   for j, (spec, alloc, cost) in self._placed.items()}
-        return build_view(self.flow, placed, self._arrival, self._network_links, self._capacity)
+        return build_view(self.flow, placed, self._arrival, self._network_links, self._capacity, self._views)
 
     def _reassign(self) -> set[str]:
         if not self._placed:
@@ -104,9 +106,14 @@ class ScheduledContention:
 
 
 def build_view(flow, placed: dict[str, tuple[int, float, float]], arrival: dict[str, int],
-               network_links: frozenset[int] | None = None, capacity: tuple[float, ...] | None = None) -> CommView:
+               network_links: frozenset[int] | None = None, capacity: tuple[float, ...] | None = None,
+               cache: dict | None = None) -> CommView:
     """What a policy sees of the jobs on ``flow`` (``placed``: job -> (GPUs, seconds per iteration alone,
-    exposed communication seconds alone)): their flows, candidate paths and solo timings."""
+    exposed communication seconds alone)): their flows, candidate paths and solo timings.
+
+    ``cache`` (job -> entry, kept by the caller over one flow model and one link set): a job whose
+    traffic (the flow model's object, replaced at every placement) and inputs are unchanged since the
+    last view gets the same ``CommJob`` back instead of one rebuilt from its flows."""
     if capacity is None:
         capacity = tuple(float(c) for c in np.asarray(flow.graph.capacity))
     if network_links is None:
@@ -114,6 +121,11 @@ def build_view(flow, placed: dict[str, tuple[int, float, float]], arrival: dict[
     jobs = {}
     for j, (gpus, total, comm) in placed.items():
         traffic = flow.traffic(j)
+        if cache is not None:
+            got = cache.get(j)
+            if got is not None and got[0] is traffic and got[1] == (gpus, total, comm, arrival[j]):
+                jobs[j] = got[2]
+                continue
         flows = []
         for f in traffic.flows:
             cands = flow.paths.paths(f.src_nic, f.dst_nic)  # a PathSet: indexed lazily, never listed
@@ -124,4 +136,6 @@ def build_view(flow, placed: dict[str, tuple[int, float, float]], arrival: dict[
             solo = min(capacity[l] / n for l, n in traffic.link_counts().items())
             D = min(traffic.flows[0].nbytes / solo, total)
         jobs[j] = CommJob(j, gpus, total, total - comm, D, total - D, tuple(flows), arrival[j])
+        if cache is not None:
+            cache[j] = (traffic, (gpus, total, comm, arrival[j]), jobs[j])
     return CommView(jobs, capacity, network_links)

@@ -21,7 +21,7 @@ def bssi_order(view: CommView) -> list[str]:
     last_first: list[str] = []
     while left:
         load: dict[int, float] = {}
-        for j in left:
+        for j in sorted(left):  # a fixed order, so the float sums do not follow the process's string hashing
             for l, b in demand[j].items():
                 load[l] = load.get(l, 0.0) + b
         if not load:

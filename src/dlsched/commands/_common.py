@@ -87,6 +87,10 @@ def add_comm_args(p: argparse.ArgumentParser, live: bool = False) -> None:
                    help="hardware priority levels of the fabric (default 8)")
     p.add_argument("--comm-reserved", type=non_negative_int, default=2, metavar="N",
                    help="levels reserved for other traffic, not given to training jobs (default 2)")
+    if not live:
+        p.add_argument("--charge-self-collisions", action="store_true",
+                       help="flow model: a job whose own flows are hashed onto one switch port runs slower "
+                            "than its price alone; implies --network flow (default: not charged; docs/network.md)")
 
 
 def add_option_arg(p: argparse.ArgumentParser) -> None:
@@ -138,11 +142,13 @@ def policy_options(option_pairs: list[str], names: list[str]) -> dict[str, dict]
 def contention_model(args, cluster: Cluster):
     """A fresh flow-contention model for one run (``--network flow``), or None."""
     comm = getattr(args, "comm", None)
-    if getattr(args, "network", "off") != "flow" and comm is None:
+    if getattr(args, "network", "off") != "flow" and comm is None and not getattr(args, "charge_self_collisions", False):
         return None
     from dlsched.comm.fabric import contention_for
 
-    flow = contention_for(cluster, seed=args.seed)  # CRUX's double-sided and Lingjun graphs included
+    # CRUX's double-sided and Lingjun graphs included
+    flow = contention_for(cluster, seed=args.seed,
+                          charge_self_collisions=getattr(args, "charge_self_collisions", False))
     if comm is None:
         return flow
     from dlsched.comm import ScheduledContention, make_comm_policy

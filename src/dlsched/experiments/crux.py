@@ -184,10 +184,10 @@ def run_metrics(d: Path) -> dict[str, float]:
 def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos", gpus: int = 2768,
                max_gpus: int | None = None,
                policies=None, comms=None, progress=None, host_batch: bool = True,
-               resume: bool = False, placement: str = "packed") -> dict[tuple[str, str], dict]:
+               resume: bool = False, placement: str = "packed", extra: tuple[str, ...] = ()) -> dict[tuple[str, str], dict]:
     """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run (``resume``:
     keep a finished run's results; the trace is seeded, so it is the same file; ``placement``:
-    ``simulate --placement``)."""
+    ``simulate --placement``; ``extra``: more ``simulate`` arguments)."""
     from dlsched.cli import main
 
     trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch,
@@ -198,7 +198,7 @@ def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos"
         d = out_dir / f"{p}-{c}"
         done = resume and (d / "timing.json").exists()
         rc = 0 if done else main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", p, "--comm", c,
-                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement])
+                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement, *extra])
         if rc:
             raise RuntimeError(f"simulate {p} {c} on {cluster} failed ({rc})")
         res[(p, c)] = run_metrics(d)

@@ -51,8 +51,12 @@ class _Job:
 class FlowContention:
     """Flow-level contention between placed jobs on a link graph (see the module docstring)."""
 
-    def __init__(self, graph: LinkGraph, seed: int = 0, gpu_host=None, plan_of=None):
+    def __init__(self, graph: LinkGraph, seed: int = 0, gpu_host=None, plan_of=None,
+                 charge_self_collisions: bool = False):
         self.graph = graph
+        # opt-in: a job whose own flows share a switch port runs slower than its price alone (see
+        # ``_spread_rate``); off by default, so a job alone keeps the perf model's price exactly
+        self.charge_self = charge_self_collisions
         # (spec, model, GPU ids) -> the job's parallelism plan or None (data parallel), for ``add``
         self._plan_of = plan_of
         self.seed = seed
@@ -73,10 +77,15 @@ class FlowContention:
         self._util_dirty: set[int] = set()
         self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "bounded_groups": 0,
                       "largest_group": 0}
+        if self.charge_self:
+            ports = [graph.graph[u][v]["ports"] for u, v in zip(graph.link_src, graph.link_dst)]
+            self._bundle_of = [p[0] for p in ports]
+            self._bundle_width = [len(p) for p in ports]
+            self.stats["self_collided"] = 0
 
     @classmethod
     def for_cluster(cls, cluster, seed: int = 0, graph: LinkGraph | None = None,
-                    plans: str = "adaptive") -> "FlowContention":
+                    plans: str = "adaptive", charge_self_collisions: bool = False) -> "FlowContention":
         """Contention on the link graph a cluster spec describes (hosts are the cluster's nodes).
 
         ``plans="adaptive"``: a large model (one the parallelism model knows) sends the traffic of
@@ -94,7 +103,8 @@ class FlowContention:
 
         if plans not in ("adaptive", "none"):
             raise ValueError(f"plans must be 'adaptive' or 'none', not {plans!r}")
-        return cls(graph, seed, gpu_host, optimum_plans(cluster) if plans == "adaptive" else None)
+        return cls(graph, seed, gpu_host, optimum_plans(cluster) if plans == "adaptive" else None,
+                   charge_self_collisions)
 
     # ------------------------------------------------------------------ engine protocol
 
@@ -169,6 +179,15 @@ class FlowContention:
         flow_bytes = traffic.flows[0].nbytes if traffic.flows else 0.0
         solo_rate = float(np.min(self._capacity[links] / counts)) if traffic.flows else 0.0
         D = min(flow_bytes / solo_rate, total) if traffic.flows else 0.0
+        if self.charge_self and traffic.flows:
+            spread = self._spread_rate(lc)
+            if spread > solo_rate:
+                # the perf model's price assumes the flows spread over the ports: its communication
+                # (D at the spread rate) now runs at the collided rate, and the iteration grows by it
+                D_spread = min(flow_bytes / spread, total)
+                D = D_spread * spread / solo_rate
+                total, comm = total + D - D_spread, comm + D - D_spread
+                self.stats["self_collided"] += 1
         job = _Job(traffic, links, counts, float(total), float(comm), D, float(total) - D,
                    self._levels.get(job_id, 0), flow_bytes, solo_rate, lc)
         self._jobs[job_id] = job
@@ -181,6 +200,22 @@ class FlowContention:
         before[job_id] = None
         self._solve_around(touched)
         return sorted(j for j in touched if j in self._time and self._time[j] != before.get(j))
+
+    def _spread_rate(self, lc: dict[int, float]) -> float:
+        """A job's solo rate had its flows been spread evenly over the ports of every switch bundle
+        they cross (as a path-choosing policy can, and as the perf model's price assumes): per bundle,
+        its flows' weight over its ports, rounded up to whole flows for a ring's equal flows (a plan's
+        unequal flows: the even split, a bound); single links keep their count."""
+        per: dict[int, list[float]] = {}
+        for l, n in lc.items():
+            per.setdefault(self._bundle_of[l], []).append(n)
+        rate = float("inf")
+        for first, weights in per.items():
+            w = self._bundle_width[first]
+            total = sum(weights)
+            count = total if w == 1 else (-(-total // w) if float(total).is_integer() else total / w)
+            rate = min(rate, float(self._capacity[first]) / count)
+        return rate
 
     def set_priority(self, job_id: str, level: int) -> list[str]:
         """Strict-priority level of a job's flows (0 is served first); returns jobs whose time changed."""
@@ -199,7 +234,10 @@ class FlowContention:
         self._pins[job_id] = dict(paths)
 
     def describe(self) -> dict:
-        return {"model": "flow", "topology": self.graph.name, "links": self.graph.num_links, "seed": self.seed}
+        out = {"model": "flow", "topology": self.graph.name, "links": self.graph.num_links, "seed": self.seed}
+        if self.charge_self:
+            out["self_collisions"] = "charged"
+        return out
 
     def traffic(self, job_id: str) -> JobTraffic:
         return self._jobs[job_id].traffic

@@ -22,6 +22,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 import networkx as nx
+import numpy as np
 
 from dlsched.network.graph import LinkGraph
 
@@ -36,7 +37,7 @@ class PathSet(Sequence):
     """The equal-cost candidates between two NICs: ``routes`` (each a tuple of hops, each hop the
     tuple of its parallel port links), indexed lazily (route by route, ports lexicographically)."""
 
-    __slots__ = ("routes", "_offsets", "_len", "_route_of", "_base")
+    __slots__ = ("routes", "_offsets", "_len", "_route_of", "_base", "_grid")
 
     def __init__(self, routes: list[tuple[tuple[int, ...], ...]], base: Sequence[int] | None = None):
         self.routes = tuple(routes)
@@ -53,6 +54,24 @@ class PathSet(Sequence):
         # (``base[l]``: the first link of link ``l``'s bundle, from the graph)
         self._route_of = {tuple(hop[0] for hop in r): i for i, r in enumerate(self.routes)}
         self._base = base
+        self._grid = None
+
+    def grid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The routes as arrays, for scoring every route at once: ``first[r, h]`` the first port link
+        of hop ``h`` of route ``r``, ``width[r, h]`` its number of ports, ``offsets[r]`` the index of the
+        route's first candidate.  A bundle's ports are consecutive links (``LinkGraph.cable``), so
+        port ``k`` of hop ``h`` is link ``first[r, h] + k``.  Built once (a ``PathTable`` keeps its ``PathSet``s)."""
+        if self._grid is None:
+            if len({len(r) for r in self.routes}) > 1:
+                raise ValueError("PathSet.grid: routes of unequal length (PathTable keeps the shortest only)")
+            # ports are cabled in order, so first and last decide whether a hop is one run of links
+            if any(hop[-1] - hop[0] != len(hop) - 1 for r in self.routes for hop in r):
+                raise ValueError("PathSet.grid: a bundle's ports are not consecutive links")
+            H = len(self.routes[0]) if self.routes else 0
+            first = np.array([[hop[0] for hop in r] for r in self.routes], dtype=np.int64).reshape(-1, H)
+            width = np.array([[len(hop) for hop in r] for r in self.routes], dtype=np.int64).reshape(-1, H)
+            self._grid = (first, width, np.array(self._offsets, dtype=np.int64))
+        return self._grid
 
     def __len__(self) -> int:
         return self._len
@@ -82,14 +101,15 @@ class PathSet(Sequence):
     def index(self, path, *args) -> int:
         path = tuple(path)
         if self._base is not None:
+            # the route by its bundles' first links; every link of the path then lies in its hop's
+            # bundle (``base`` maps a port to its bundle's first link), at its offset from the first
             r = self._route_of.get(tuple(self._base[l] if 0 <= l < len(self._base) else -1 for l in path))
-            rs = () if r is None else (r,)
+            if r is not None and len(self.routes[r]) == len(path):
+                return self.index_of(r, [l - h[0] for l, h in zip(path, self.routes[r])])
         else:
-            rs = range(len(self.routes))
-        for r in rs:
-            hops = self.routes[r]
-            if len(hops) == len(path) and all(l in h for l, h in zip(path, hops)):
-                return self.index_of(r, [h.index(l) for l, h in zip(path, hops)])
+            for r, hops in enumerate(self.routes):
+                if len(hops) == len(path) and all(l in h for l, h in zip(path, hops)):
+                    return self.index_of(r, [h.index(l) for l, h in zip(path, hops)])
         raise ValueError(f"{path} is not a candidate path")
 
     def __contains__(self, path) -> bool:
