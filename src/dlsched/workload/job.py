@@ -56,7 +56,7 @@ def unchecked_spec(job_id: str, submit_time: float, model: str, num_gpus: int, b
     iteration count).  The frozen dataclass's ``__init__`` sets 13 fields through
     ``object.__setattr__`` and then validates; the slots' setters called one by one cost under a
     third of that per job.  The result is an ordinary, equal ``JobSpec``
-    (``tests/workload/test_job.py`` checks every field against ``JobSpec(...)``)."""
+    (``tests/workload/test_synthetic.py`` checks every field against ``JobSpec(...)``)."""
     spec = object.__new__(JobSpec)
     _job_id(spec, job_id)
     _submit_time(spec, submit_time)
