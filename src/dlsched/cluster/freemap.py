@@ -158,6 +158,17 @@ class FreeMap:
         occ = self._occ[first:first + count].tolist()
         return [first + i for i, o in enumerate(occ) if not o][:n]
 
+    def take(self, nodes, n: int) -> list[int]:
+        """The first ``n`` free GPU ids walking ``nodes`` in order (fewer if they hold fewer)."""
+        out: list[int] = []
+        node_free = self._nf
+        for node in nodes.tolist() if hasattr(nodes, "tolist") else nodes:
+            if node_free[node]:
+                out += self.free_ids_of_node(node, n - len(out))
+                if len(out) == n:
+                    break
+        return out
+
     def is_free(self, gpus) -> bool:
         return bool((self.occupancy[np.asarray(gpus, dtype=np.int64)] == 0).all())
 

@@ -71,11 +71,5 @@ def _first(freemap: FreeMap, nodes, n: int, max_tier: Tier) -> list[int] | None:
 
 
 def _take(freemap: FreeMap, nodes, n: int) -> list[int] | None:
-    out: list[int] = []
-    node_free = freemap._nf  # the free map's own fast view, as placement.py reads it
-    for nd in nodes:
-        if node_free[nd]:
-            out += freemap.free_ids_of_node(nd, n - len(out))
-            if len(out) == n:
-                return out
-    return None
+    got = freemap.take(nodes, n)
+    return got if len(got) == n else None

@@ -25,18 +25,6 @@ def _racks_of_type(cluster: Cluster) -> list[tuple[list[int], list[list[int]]]]:
     return cluster.derived("placement.racks_of_type", build)
 
 
-def _take(freemap: FreeMap, nodes, n: int) -> list[int]:
-    """First ``n`` free GPUs walking ``nodes`` in order."""
-    out: list[int] = []
-    node_free = freemap._nf
-    for node in nodes.tolist() if hasattr(nodes, "tolist") else nodes:
-        if node_free[node]:
-            out += freemap.free_ids_of_node(node, n - len(out))
-            if len(out) == n:
-                break
-    return out
-
-
 def _single_node(freemap: FreeMap, n: int, t: int) -> list[int] | None:
     """Best fit on one node of type ``t``: the fullest node that still fits keeps big holes for big jobs."""
     node = freemap.best_fit_node(t, n)
@@ -58,7 +46,7 @@ def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
     if i < 0:
         return None
     node_free = freemap._nf
-    return _take(freemap, sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
+    return freemap.take(sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
 
 
 def _fullest_first(freemap: FreeMap, nodes: list[int], rack_free) -> list[int]:
@@ -77,12 +65,12 @@ def _across_racks(freemap: FreeMap, n: int, t: int) -> list[int]:
         # ``_fullest_first`` with the rack's count read in the key itself: one call per node, not two
         rack_type_free, node_rack, node_free = freemap._rtf, freemap._lists[1], freemap._nf
         nodes.sort(key=lambda nd: (-rack_type_free[node_rack[nd], t], -node_free[nd], nd))
-        return _take(freemap, nodes, n)
+        return freemap.take(nodes, n)
     c = freemap.cluster  # a scratch map keeps no index of nodes with free GPUs
     nodes = nodes_of_type(c)[t]
     racks = c.node_rack[nodes]
     order = np.lexsort((-freemap.node_free[nodes], -freemap.rack_type_free[racks, t]))
-    return _take(freemap, nodes[order], n)
+    return freemap.take(nodes[order], n)
 
 
 def pick_gpus(freemap: FreeMap, n: int, type_id: int | None = None,
@@ -134,10 +122,10 @@ def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
                 if r not in totals:
                     totals[r] = sum(rack_type_free[r, t] for t in range(ntypes))
                 return totals[r]
-            return _take(freemap, _fullest_first(freemap, nodes, rack_free), n)
+            return freemap.take(_fullest_first(freemap, nodes, rack_free), n)
         rack_free = freemap.rack_type_free.sum(axis=1)
         order = np.lexsort((-freemap.node_free, -rack_free[c.node_rack]))
-        return _take(freemap, order, n)
+        return freemap.take(order, n)
     return None
 
 
