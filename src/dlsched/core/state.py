@@ -37,6 +37,14 @@ _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
 _RUNNING = JobStatus.RUNNING
 
 
+def add_holder(holders: dict[int, set[str]], job_id: str, alloc: Allocation) -> None:
+    """Count ``job_id`` among the holders of its allocation's GPUs if it shares them (an exclusive
+    job is nobody's co-holder): the map ``gpu_share`` divides a shared GPU's time by."""
+    if alloc.shared:
+        for g in alloc.gpus:
+            holders.setdefault(g, set()).add(job_id)
+
+
 def gpu_share(alloc: Allocation, holders: dict[int, set[str]]) -> float:
     """GPUs ``alloc`` holds, a shared GPU counting 1/its holders (``holders``: GPU -> jobs on it).
 
@@ -111,8 +119,7 @@ class ExecutionCore:
             self.running[job.job_id] = job
             job.gpu_share = float(len(alloc.gpus))
             if alloc.shared:  # split its GPUs' time with the co-holders adopted so far, as _place does
-                for g in alloc.gpus:
-                    self.holders.setdefault(g, set()).add(job.job_id)
+                add_holder(self.holders, job.job_id, alloc)
                 for jid in self._cotenants(job):
                     self.jobs[jid].gpu_share = gpu_share(self.jobs[jid].allocation, self.holders)
         else:
@@ -312,8 +319,7 @@ class ExecutionCore:
             return
         touched = {jid}
         if shared:
-            for g in gpus:
-                self.holders.setdefault(g, set()).add(job.job_id)
+            add_holder(self.holders, jid, alloc)
             touched |= self._cotenants(job)
         if self.contention is not None:
             touched |= set(self.contention.add(job.job_id, job.spec, alloc, self._solo_cost(job)))

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from dlsched.core.records import job_record
-from dlsched.core.state import gpu_share
+from dlsched.core.state import add_holder, gpu_share
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.store import ENDED, Store
 from dlsched.report.io import write_results
@@ -52,9 +52,8 @@ def job_records(store: Store, now: float | None = None) -> list[JobRecord]:
             for row in store.jobs() if row["arrival"] is not None]
     holders: dict[int, set[str]] = {}  # a shared GPU's time is split between its holders, as the core does
     for _, job in jobs:
-        if job.status == JobStatus.RUNNING and job.allocation.shared:
-            for g in job.allocation.gpus:
-                holders.setdefault(g, set()).add(job.job_id)
+        if job.status == JobStatus.RUNNING:
+            add_holder(holders, job.job_id, job.allocation)
     out = []
     for row, job in jobs:
         if job.status == JobStatus.RUNNING and job.updated_at is not None:

@@ -44,7 +44,7 @@ from pathlib import Path
 from dlsched import defaults as D
 from dlsched.core import Action, EngineCosts, ExecutionCore, RoundTimer
 from dlsched.core.actions import MODE_FLIPS, PLACEMENTS
-from dlsched.core.state import gpu_share
+from dlsched.core.state import add_holder, gpu_share
 from dlsched.errors import DlschedError
 from dlsched.live.checkpoints import read_checkpoint_meta
 from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
@@ -222,8 +222,7 @@ class LiveService(GuardsMixin):
                                                    mode=row["mode"]) for row in rows}
             holders: dict[int, set[str]] = {}  # a shared GPU's time is split between its holders
             for jid, alloc in allocs.items():
-                for g in alloc.gpus if alloc.shared else ():
-                    holders.setdefault(g, set()).add(jid)
+                add_holder(holders, jid, alloc)
             for row in rows:
                 jid = row["job_id"]
                 meta = read_checkpoint_meta(self._ckpt_dir(jid))
