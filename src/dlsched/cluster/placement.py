@@ -49,12 +49,12 @@ def _one_rack(freemap: FreeMap, n: int, t: int) -> list[int] | None:
     return freemap.take(sorted(rack_nodes[i], key=lambda nd: -node_free[nd]), n)
 
 
-def _fullest_first(freemap: FreeMap, nodes: list[int], rack_free) -> list[int]:
-    """``nodes`` by their rack's free GPUs (``rack_free(rack)``), most first, then by their own,
+def _fullest_first(freemap: FreeMap, nodes: list[int], rack_free: list[int]) -> list[int]:
+    """``nodes`` by their rack's free GPUs (``rack_free[rack]``), most first, then by their own,
     most first, then by id: the order numpy's lexsort gives over every node, but only over the
     nodes that have a free GPU (the only ones a placement takes from)."""
     node_rack, node_free = freemap._lists[1], freemap._nf
-    nodes.sort(key=lambda nd: (-rack_free(node_rack[nd]), -node_free[nd], nd))
+    nodes.sort(key=lambda nd: (-rack_free[node_rack[nd]], -node_free[nd], nd))
     return nodes
 
 
@@ -62,10 +62,7 @@ def _across_racks(freemap: FreeMap, n: int, t: int) -> list[int]:
     """Fullest racks first, fullest nodes first inside each (the type has ``n`` free GPUs)."""
     nodes = freemap.nodes_with_free((t,))
     if nodes is not None:
-        # ``_fullest_first`` with the rack's count read in the key itself: one call per node, not two
-        rack_type_free, node_rack, node_free = freemap._rtf, freemap._lists[1], freemap._nf
-        nodes.sort(key=lambda nd: (-rack_type_free[node_rack[nd], t], -node_free[nd], nd))
-        return freemap.take(nodes, n)
+        return freemap.take(_fullest_first(freemap, nodes, freemap.rack_type_free[:, t].tolist()), n)
     c = freemap.cluster  # a scratch map keeps no index of nodes with free GPUs
     nodes = nodes_of_type(c)[t]
     racks = c.node_rack[nodes]
@@ -116,13 +113,7 @@ def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
         c = freemap.cluster
         nodes = freemap.nodes_with_free(range(len(c.gpu_types)))
         if nodes is not None:
-            rack_type_free, ntypes, totals = freemap._rtf, len(c.gpu_types), {}
-
-            def rack_free(r: int) -> int:
-                if r not in totals:
-                    totals[r] = sum(rack_type_free[r, t] for t in range(ntypes))
-                return totals[r]
-            return freemap.take(_fullest_first(freemap, nodes, rack_free), n)
+            return freemap.take(_fullest_first(freemap, nodes, freemap.rack_type_free.sum(axis=1).tolist()), n)
         rack_free = freemap.rack_type_free.sum(axis=1)
         order = np.lexsort((-freemap.node_free, -rack_free[c.node_rack]))
         return freemap.take(order, n)
