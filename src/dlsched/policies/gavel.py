@@ -291,8 +291,7 @@ class Gavel(JobPolicy):
                 if job is None or job.status == JobStatus.RUNNING:
                     return False
             self._confirmed = True
-        self._skipped += 1
-        self.rounds_skipped += 1
+        self.skip_rounds(1)
         return True
 
     def rounds_idle(self) -> bool:
@@ -300,7 +299,8 @@ class Gavel(JobPolicy):
         return self.fast and self._confirmed and self._stable is not None and not self._dirty
 
     def skip_rounds(self, k: int) -> None:
-        # the rounds ``_skip`` would have skipped one call at a time; settled in ``_settle``
+        # rounds skipped: by the simulator (``rounds_idle``), or one at a time by ``_skip`` and
+        # ``_repeats``; settled in ``_settle``
         self._skipped += k
         self.rounds_skipped += k
 
@@ -406,8 +406,7 @@ class Gavel(JobPolicy):
         self._stable = {active[i]: int(last_t[i]) for i in np.flatnonzero(has).tolist()}
         self._unserved = unserved
         self._confirmed = True
-        self._skipped += 1
-        self.rounds_skipped += 1
+        self.skip_rounds(1)
         return True
 
     def _new_row(self, cluster, book: RoundBook, job: JobState, perf) -> int:
