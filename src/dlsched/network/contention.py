@@ -78,9 +78,8 @@ class FlowContention:
         self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "bounded_groups": 0,
                       "largest_group": 0}
         if self.charge_self:
-            ports = [graph.graph[u][v]["ports"] for u, v in zip(graph.link_src, graph.link_dst)]
-            self._bundle_of = [p[0] for p in ports]
-            self._bundle_width = [len(p) for p in ports]
+            self._bundle_of = self.paths.bundle_of  # a port's bundle, by its first link
+            self._bundle_width = [len(graph.graph[u][v]["ports"]) for u, v in zip(graph.link_src, graph.link_dst)]
             self.stats["self_collided"] = 0
 
     @classmethod

@@ -39,7 +39,7 @@ class PathSet(Sequence):
 
     __slots__ = ("routes", "_offsets", "_len", "_route_of", "_base", "_grid")
 
-    def __init__(self, routes: list[tuple[tuple[int, ...], ...]], base: Sequence[int] | None = None):
+    def __init__(self, routes: list[tuple[tuple[int, ...], ...]], base: Sequence[int]):
         self.routes = tuple(routes)
         offsets, n = [], 0
         for r in self.routes:
@@ -100,16 +100,11 @@ class PathSet(Sequence):
 
     def index(self, path, *args) -> int:
         path = tuple(path)
-        if self._base is not None:
-            # the route by its bundles' first links; every link of the path then lies in its hop's
-            # bundle (``base`` maps a port to its bundle's first link), at its offset from the first
-            r = self._route_of.get(tuple(self._base[l] if 0 <= l < len(self._base) else -1 for l in path))
-            if r is not None and len(self.routes[r]) == len(path):
-                return self.index_of(r, [l - h[0] for l, h in zip(path, self.routes[r])])
-        else:
-            for r, hops in enumerate(self.routes):
-                if len(hops) == len(path) and all(l in h for l, h in zip(path, hops)):
-                    return self.index_of(r, [h.index(l) for l, h in zip(path, hops)])
+        # the route by its bundles' first links; every link of the path then lies in its hop's
+        # bundle (``base`` maps a port to its bundle's first link), at its offset from the first
+        r = self._route_of.get(tuple(self._base[l] if 0 <= l < len(self._base) else -1 for l in path))
+        if r is not None and len(self.routes[r]) == len(path):
+            return self.index_of(r, [l - h[0] for l, h in zip(path, self.routes[r])])
         raise ValueError(f"{path} is not a candidate path")
 
     def __contains__(self, path) -> bool:
@@ -130,7 +125,8 @@ class PathTable:
         self._tor_paths: dict[tuple[str, str], list[tuple[str, ...]]] = {}
         self._nic_paths: dict[tuple[str, str], PathSet] = {}
         self._bundles: dict[tuple[str, str], tuple[int, ...]] = {}  # one shared tuple per hop
-        self._base = [graph.graph[u][v]["ports"][0] for u, v in zip(graph.link_src, graph.link_dst)]
+        # each link's bundle, named by the bundle's first link (the flow model's self-collision count reads it too)
+        self.bundle_of = [graph.graph[u][v]["ports"][0] for u, v in zip(graph.link_src, graph.link_dst)]
 
     def _switch_paths(self, a: str, b: str) -> list[tuple[str, ...]]:
         key = (a, b)
@@ -163,7 +159,7 @@ class PathTable:
         if cands:
             shortest = min(len(p) for p in cands)
             cands = sorted(set(p for p in cands if len(p) == shortest))
-        got = PathSet([tuple(self._bundle(u, v) for u, v in zip(p, p[1:])) for p in cands], self._base)
+        got = PathSet([tuple(self._bundle(u, v) for u, v in zip(p, p[1:])) for p in cands], self.bundle_of)
         self._nic_paths[key] = got
         return got
 
