@@ -216,7 +216,7 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
     links: TierLinks = hw.links
     gpn = links.gpus_per_node
     bpp = prof.bytes_per_param
-    peak = peak_flops(hw.gpu, bpp) * compute_efficiency(hw.gpu, prof.family, bpp, params)
+    peak = _peak(prof, hw, params)
     work = params.forward_passes * (sums.flops[b] - sums.flops[a])
     mem_bw = hw.gpu.mem_bw_gbs * 1e9
     launch = 3 * (b - a) * params.launch_s
@@ -287,6 +287,13 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
     return out
 
 
+def _peak(prof: ModelProfile, hw: Hardware, params: CostParams) -> float:
+    """FLOP/s one GPU reaches on this model: ``stage_costs`` prices with it, and ``compute_floor``
+    is a lower bound only while both use the same figure."""
+    return peak_flops(hw.gpu, prof.bytes_per_param) * compute_efficiency(hw.gpu, prof.family, prof.bytes_per_param,
+                                                                        params)
+
+
 def compute_floor(prof: ModelProfile, hw: Hardware, bounds, gpus, batch: float, n_micro: int,
                   params: CostParams = DEFAULT_PARAMS) -> float:
     """A lower bound on ``pipeline_time`` of every plan of a stage split, whatever its (dp, tp).
@@ -298,8 +305,7 @@ def compute_floor(prof: ModelProfile, hw: Hardware, bounds, gpus, batch: float, 
     (the caller leaves a margin for it).
     """
     sums = prof.lists
-    peak = peak_flops(hw.gpu, prof.bytes_per_param) * compute_efficiency(hw.gpu, prof.family,
-                                                                          prof.bytes_per_param, params)
+    peak = _peak(prof, hw, params)
     m = batch / n_micro
     comp = [params.forward_passes * (sums.flops[b] - sums.flops[a]) * m / (g * peak)
             for a, b, g in zip(bounds[:-1], bounds[1:], gpus)]
