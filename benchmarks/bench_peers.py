@@ -130,8 +130,8 @@ def child(name: str) -> int:
     jobs = read_trace(ANCHORS / fname).jobs
     left_out = 0
     if fname.startswith("arena"):
-        from dlsched.perf.adaptive import shared_estimator
-        from dlsched.policies.crius_common import fit_requests
+        from dlsched.perf.parallel.adaptive import shared_estimator
+        from dlsched.policies.crius.common import fit_requests
 
         jobs, removed = fit_requests(jobs, cluster, shared_estimator(cluster))
         left_out = len(removed)

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.model import PlacementPerfModel
+from dlsched.perf.placement.model import PlacementPerfModel
 from dlsched.workload.job import JobSpec
 
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 
 from dlsched.cluster.gpus import gpu_type
-from dlsched.perf.fidelity import (
+from dlsched.perf.papers.checks import (
     crius_fig4,
     dally_rank_agreement,
     dally_table1,
     gandiva_fig1,
 )
-from dlsched.perf.interference import PackedJob, pack
-from dlsched.perf.model import TIERS
+from dlsched.perf.sharing.interference import PackedJob, pack
+from dlsched.perf.placement.model import TIERS
 
 
 def main() -> None:

@@ -9,9 +9,9 @@ import pytest
 from dlsched.cluster import Cluster
 from dlsched.cluster.placement import ideal_gpus
 from dlsched.commands._jobs import _large_model_fits, runs_predicate
-from dlsched.perf.model import PlacementPerfModel
+from dlsched.perf.placement.model import PlacementPerfModel
 from dlsched.perf.parallel.perf_model import AdaptivePerfModel
-from dlsched.perf.truth import MeasuredTimes, TruthPerfModel
+from dlsched.perf.measured.truth import MeasuredTimes, TruthPerfModel
 from dlsched.workload.job import JobSpec
 
 CLUSTER = Cluster.load("crius-sim")

@@ -55,7 +55,7 @@ def test_a_fcfs_run_imports_no_lp_solver():
                          check=True).stdout
     modules = json.loads(out.strip().splitlines()[-1])
     assert "scipy" not in modules
-    assert "dlsched.policies.gavel" not in modules and "dlsched.policies.fcfs" in modules
+    assert "dlsched.policies.gavel.policy" not in modules and "dlsched.policies.fcfs" in modules
 
 
 def test_a_policy_home_is_the_module_every_source_names():

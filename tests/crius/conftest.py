@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.adaptive import shared_adaptive_model
+from dlsched.perf.parallel.adaptive import shared_adaptive_model
 
 
 @pytest.fixture(scope="session")

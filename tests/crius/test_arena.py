@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments" / "cr
 
 import scenarios  # noqa: E402
 
-from dlsched.perf.adaptive import shared_adaptive_model  # noqa: E402
+from dlsched.perf.parallel.adaptive import shared_adaptive_model  # noqa: E402
 from dlsched.policies.registry import make_policy  # noqa: E402
 from dlsched.sim import SimConfig, Simulator  # noqa: E402
 

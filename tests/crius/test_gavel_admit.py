@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from dlsched.policies.gavel import STAY_BONUS, solve_one_type_each
-from dlsched.policies.gavel_admit import AdmissionBook, exhaustive_admission, job_moves, quantize
+from dlsched.policies.gavel.policy import STAY_BONUS, solve_one_type_each
+from dlsched.policies.gavel.admit import AdmissionBook, exhaustive_admission, job_moves, quantize
 
 
 def random_case(rng: random.Random, n_jobs: int, types: int = 3):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from crius_helpers import small_trace
 
-from dlsched.perf.adaptive import shared_estimator
-from dlsched.policies.crius_common import fit_requests
-from dlsched.policies.gavel import solve_one_type_each
+from dlsched.perf.parallel.adaptive import shared_estimator
+from dlsched.policies.crius.common import fit_requests
+from dlsched.policies.gavel.policy import solve_one_type_each
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
 

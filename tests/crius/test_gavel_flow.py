@@ -1,4 +1,4 @@
-"""Gavel's LP by cycle cancelling (``policies/gavel_flow.py``) against HiGHS: the same optimum's value
+"""Gavel's LP by cycle cancelling (``policies/gavel/flow.py``) against HiGHS: the same optimum's value
 (its solution may be another of several optima), feasible, integral in GPUs, deterministic."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from dlsched.errors import InputError
-from dlsched.policies import gavel as gavel_mod
-from dlsched.policies.gavel import solve_dense
-from dlsched.policies.gavel_flow import _cycles, max_throughput_flow, solve_from
+from dlsched.policies.gavel import policy as gavel_mod
+from dlsched.policies.gavel.policy import solve_dense
+from dlsched.policies.gavel.flow import _cycles, max_throughput_flow, solve_from
 from dlsched.policies.registry import make_policy
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlsched.policies.gavel_rounds import RoundBook, serve_round
+from dlsched.policies.gavel.rounds import RoundBook, serve_round
 
 
 def reference_round(x, rounds, got, cur, sizes, free):

@@ -12,7 +12,7 @@ import pytest
 
 from dlsched.cluster import Cluster
 from dlsched.perf.default import default_perf_model
-from dlsched.policies.gavel import solve_max_throughput, unique_best
+from dlsched.policies.gavel.policy import solve_max_throughput, unique_best
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.readers import read_trace

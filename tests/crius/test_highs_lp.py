@@ -1,12 +1,12 @@
-"""The direct HiGHS call (``policies/highs_lp.py``) against ``scipy.optimize.linprog``, which it replaces."""
+"""The direct HiGHS call (``policies/gavel/highs_lp.py``) against ``scipy.optimize.linprog``, which it replaces."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dlsched.policies import highs_lp
-from dlsched.policies.gavel import solve_max_throughput
+from dlsched.policies.gavel import highs_lp
+from dlsched.policies.gavel.policy import solve_max_throughput
 
 
 def _gavel_lp(rng, nj: int, nt: int):
@@ -59,8 +59,8 @@ def test_fallback_is_linprog(monkeypatch):
 def test_warm_starts_reach_the_cold_optimum(seed):
     """A sequence of Gavel LPs as jobs arrive and leave: each warm-started solve is feasible and
     reaches the cold solve's objective (the vertex may differ where optima tie)."""
-    from dlsched.policies.gavel import solve_dense
-    from dlsched.policies.highs_lp import WarmLP
+    from dlsched.policies.gavel.policy import solve_dense
+    from dlsched.policies.gavel.highs_lp import WarmLP
 
     rng = np.random.default_rng(100 + seed)
     nt = int(rng.integers(2, 5))

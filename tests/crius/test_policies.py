@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from crius_helpers import small_trace
 
-from dlsched.perf.adaptive import shared_estimator
-from dlsched.policies.crius import deadline_satisfactory_ratio
-from dlsched.policies.crius_common import fit_requests, resolve_type
-from dlsched.policies.gavel import Gavel, solve_max_throughput
+from dlsched.perf.parallel.adaptive import shared_estimator
+from dlsched.policies.crius.policy import deadline_satisfactory_ratio
+from dlsched.policies.crius.common import fit_requests, resolve_type
+from dlsched.policies.gavel.policy import Gavel, solve_max_throughput
 from dlsched.policies.registry import make_policy, policy_names
 from dlsched.sim import SimConfig, Simulator
 
@@ -143,7 +143,7 @@ def test_overhead_recorded_per_arrival(testbed, perf):
 def test_replan_overheads(testbed, perf):
     # Crius charges 10 s/GPU (max 40 s) to re-plan; baselines 150 s/GPU (max 600 s)
     from dlsched.policies.base import Allocation, JobState
-    from dlsched.policies.crius_common import CRIUS_REPLAN, FULL_REPLAN, replan_overhead
+    from dlsched.policies.crius.common import CRIUS_REPLAN, FULL_REPLAN, replan_overhead
 
     job = JobState(_jobs(testbed, n=1)[0], 100)
     a8 = Allocation.of(range(8))

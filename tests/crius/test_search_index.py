@@ -9,8 +9,8 @@ import pytest
 
 from dlsched.cluster import Cluster
 from dlsched.perf.default import default_perf_model
-from dlsched.policies.crius_common import ShapeTable
-from dlsched.policies.crius_search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
+from dlsched.policies.crius.common import ShapeTable
+from dlsched.policies.crius.search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
                                            ranked_moves)
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
@@ -73,7 +73,7 @@ def test_schedules_with_and_without_indexes_are_identical(policy):
 
 def test_running_shapes_reports_every_change():
     from dlsched.policies.base import Allocation, JobState
-    from dlsched.policies.crius_common import RunningShapes
+    from dlsched.policies.crius.common import RunningShapes
     from dlsched.workload.job import JobSpec
 
     cluster = Cluster.load("crius-sim")
@@ -110,7 +110,7 @@ def test_idle_rounds_skipped_without_changing_the_schedule(policy):
     """A round that changed nothing lets the simulator skip the rounds until the next event
     (``rounds_idle``): same records as calling Crius at every round, in fewer calls.  The
     deadline-aware variant depends on the clock and is never idle."""
-    from dlsched.policies.crius import Crius
+    from dlsched.policies.crius.policy import Crius
 
     cluster = Cluster.load("crius-sim")
     jobs = philly_like(cluster, n_jobs=150, days=0.3, seed=7)

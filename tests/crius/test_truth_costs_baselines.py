@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from crius_helpers import small_trace
 
-from dlsched.perf.adaptive import shared_estimator
-from dlsched.perf.truth import ERROR_HI, ERROR_LO, MeasuredTimes, TruthPerfModel, estimation_accuracy, job_shapes, plan_deviation
+from dlsched.perf.parallel.adaptive import shared_estimator
+from dlsched.perf.measured.truth import ERROR_HI, ERROR_LO, MeasuredTimes, TruthPerfModel, estimation_accuracy, job_shapes, plan_deviation
 from dlsched.policies.base import Allocation, JobState
-from dlsched.policies.crius_common import CRIUS_REPLAN, FULL_REPLAN, fit_requests
+from dlsched.policies.crius.common import CRIUS_REPLAN, FULL_REPLAN, fit_requests
 from dlsched.policies.registry import make_policy, policy_class
-from dlsched.policies.replan_costs import JOB_PROFILE_CAP_S, ReplanCosts
+from dlsched.policies.common.replan_costs import JOB_PROFILE_CAP_S, ReplanCosts
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model

@@ -8,8 +8,8 @@ from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
 from dlsched.perf.default import default_perf_model
 from dlsched.policies.base import ClusterView, JobState, JobStatus
-from dlsched.policies.dally_priority import priority
-from dlsched.policies.dally_tuner import DelayTuner
+from dlsched.policies.dally.priority import priority
+from dlsched.policies.dally.tuner import DelayTuner
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.job import JobSpec

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dlsched.cluster.spec import parse_spec
 from dlsched.cluster.topology import Cluster, Tier
 from dlsched.experiments import gandiva as exp
-from dlsched.policies import gandiva_plan
-from dlsched.policies.gandiva_plan import MIXED, Plan
+from dlsched.policies.gandiva import plan as gandiva_plan
+from dlsched.policies.gandiva.plan import MIXED, Plan
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.job import JobSpec

@@ -8,7 +8,7 @@ from dlsched.cluster.spec import parse_spec
 from dlsched.cluster.topology import Cluster, Tier
 from dlsched.experiments import gandiva as exp
 from dlsched.policies.base import Allocation, JobState
-from dlsched.policies.gandiva_plan import best_in_node
+from dlsched.policies.gandiva.plan import best_in_node
 from dlsched.policies.registry import make_policy, policy_options
 from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.job import JobSpec
@@ -174,7 +174,7 @@ def test_packing_decision_survives_a_sliced_window_without_progress():
     deciding the packing trial must not divide by it; packed progress then counts as a gain."""
     from types import SimpleNamespace
 
-    from dlsched.policies.gandiva_introspect import pack_groups
+    from dlsched.policies.gandiva.introspect import pack_groups
 
     def plan_with(packed_rate):
         job = lambda: SimpleNamespace(spec=SimpleNamespace(model="resnet50", params=None, batch_size=32),  # noqa: E731

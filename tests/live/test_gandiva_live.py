@@ -20,7 +20,7 @@ import json
 
 import pytest
 
-import dlsched.policies.gandiva as gandiva_module
+import dlsched.policies.gandiva.policy as gandiva_module
 from dlsched.live.jobfile import load_jobs
 from dlsched.policies.registry import make_policy
 from live_helpers import EXAMPLES, check_all_finished, run_service
@@ -172,7 +172,7 @@ def test_elastic_job_grows_when_idle_and_shrinks_when_a_job_arrives(ray_cluster,
 def test_fidelity_of_gandiva_against_the_simulator(packing_wins):
     """The same run in the simulator (fluid time-slicing at the live quantum and switch cost,
     packing at the measured packed/solo ratio) gives nearly the same average JCT."""
-    from dlsched.live.fidelity import compare
+    from dlsched.live.sim_replay import compare
 
     svc, _ = packing_wins
     fid, sim = compare(svc.store, make_policy("gandiva", **OPTIONS))

@@ -39,7 +39,7 @@ def test_fcfs_runs_the_trace(fcfs_store, capsys):
 
 
 def test_fidelity_against_the_simulator(fcfs_store):
-    from dlsched.live.fidelity import compare
+    from dlsched.live.sim_replay import compare
 
     fid, sim = compare(fcfs_store, make_policy("fcfs"))
     print("\nfidelity (fcfs, trace6):", fid.line())

@@ -8,7 +8,7 @@ from dlsched.cluster.topology import Cluster
 from dlsched.network import FlowContention, clos
 from dlsched.network.maxmin import maxmin_rates
 from dlsched.network.microsim import simulate_group
-from dlsched.perf.model import PlacementPerfModel
+from dlsched.perf.placement.model import PlacementPerfModel
 from dlsched.policies.base import Allocation
 from dlsched.workload.job import JobSpec
 

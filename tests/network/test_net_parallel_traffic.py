@@ -7,9 +7,9 @@ import pytest
 from dlsched.cluster.topology import Cluster
 from dlsched.network import FlowContention, clos
 from dlsched.network.plan_traffic import plan_demands
-from dlsched.perf.adaptive import shared_adaptive_model
+from dlsched.perf.parallel.adaptive import shared_adaptive_model
 from dlsched.perf.base import IterCost
-from dlsched.perf.model import PlacementPerfModel
+from dlsched.perf.placement.model import PlacementPerfModel
 from dlsched.perf.parallel.plan import Plan, StagePlan
 from dlsched.perf.parallel.profile import profile
 from dlsched.policies.base import Allocation

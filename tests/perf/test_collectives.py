@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dlsched.cluster.topology import Cluster, LinkCost, Tier
-from dlsched.perf.collectives import (ALGORITHMS, allgather_time, allreduce_time, alltoall_time, flat_links,
+from dlsched.perf.comm.collectives import (ALGORITHMS, allgather_time, allreduce_time, alltoall_time, flat_links,
                                       links_of, reduce_scatter_time, sendrecv_time)
 
 LINK = LinkCost(10e9, 5e-6)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dlsched.perf.fidelity import crius_fig4, dally_rank_agreement, dally_table1, gandiva_fig1
+from dlsched.perf.papers.checks import crius_fig4, dally_rank_agreement, dally_table1, gandiva_fig1
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import pytest
 
 from dlsched.cluster.gpus import gpu_type
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.interference import PackedJob, PackingInfeasibleError, pack
-from dlsched.perf.model import PlacementPerfModel
+from dlsched.perf.sharing.interference import PackedJob, PackingInfeasibleError, pack
+from dlsched.perf.placement.model import PlacementPerfModel
 from dlsched.workload.job import JobSpec
 
 P100 = gpu_type("P100")
@@ -52,7 +52,7 @@ def test_packing_factors_through_model():
 
 
 def test_two_lms_under_one_switch_slow_19_percent():
-    from dlsched.perf.interference import shared_switch_factors
+    from dlsched.perf.sharing.interference import shared_switch_factors
 
     assert shared_switch_factors(["rnn", "rnn"]) == pytest.approx([0.81, 0.81])
     assert shared_switch_factors(["cnn", "rnn"]) == [1.0, 1.0]  # ResNet-50 beside an LM: unaffected

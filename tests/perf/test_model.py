@@ -11,10 +11,10 @@ from dlsched.errors import InputError, UnknownNameError
 from dlsched.perf.base import IterCost
 from dlsched.perf.compute import ProfileTable, compute_time
 from dlsched.perf.default import default_perf_model
-from dlsched.perf.gradsync import buckets, exposed_comm
-from dlsched.perf.model import (TIERS, PlacementPerfModel, network_sensitivity, placement_tier,
+from dlsched.perf.comm.gradsync import buckets, exposed_comm
+from dlsched.perf.placement.model import (TIERS, PlacementPerfModel, network_sensitivity, placement_tier,
                                 tier_placements)
-from dlsched.perf.reference import paper_model
+from dlsched.perf.papers.reference import paper_model
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import Layer, ModelInfo, get_model, model_names
 
@@ -35,7 +35,7 @@ def perf(dally):
 
 
 def test_default_perf_model_is_adaptive_over_placement(dally):
-    from dlsched.perf.adaptive import AdaptivePerfModel
+    from dlsched.perf.parallel.adaptive import AdaptivePerfModel
 
     m = default_perf_model(dally)
     assert isinstance(m, AdaptivePerfModel) and isinstance(m.fallback, PlacementPerfModel)
@@ -211,6 +211,6 @@ def test_reference_times_are_memoised_only_where_prices_depend_on_the_spec_alone
     assert adaptive.reference_time(a) == adaptive.reference_time(b) == want
     assert list(adaptive._reference) == [("resnet50", None, 64, 2, None)]
     # a base keyed on more makes the adaptive model keyed on more
-    from dlsched.perf.adaptive import AdaptivePerfModel
+    from dlsched.perf.parallel.adaptive import AdaptivePerfModel
 
     assert not AdaptivePerfModel(dally, fallback=ById(dally)).spec_keyed

@@ -1,4 +1,4 @@
-"""Replay of a peer's measured throughputs (``--throughputs``, ``dlsched.perf.replay``)."""
+"""Replay of a peer's measured throughputs (``--throughputs``, ``dlsched.perf.measured.replay``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dlsched.cluster import Cluster
 from dlsched.cluster.placement import ideal_gpus
 from dlsched.errors import InputError
 from dlsched.perf.default import default_perf_model
-from dlsched.perf.replay import ReplayPerfModel, read_throughputs
+from dlsched.perf.measured.replay import ReplayPerfModel, read_throughputs
 from dlsched.workload.job import JobSpec
 from dlsched.workload.readers.gavel import job_iterations
 

@@ -10,9 +10,9 @@ from dlsched.cli import main
 from dlsched.cluster import Cluster
 from dlsched.errors import InputError, UnknownNameError
 from dlsched.perf.default import default_perf_model
-from dlsched.perf.fidelity import dally_rank_agreement, dally_table1
-from dlsched.perf.model import PlacementPerfModel, tier_placements
-from dlsched.perf.tier_profile import TierProfile, TierProfiledPerfModel
+from dlsched.perf.papers.checks import dally_rank_agreement, dally_table1
+from dlsched.perf.placement.model import PlacementPerfModel, tier_placements
+from dlsched.perf.comm.tier_profile import TierProfile, TierProfiledPerfModel
 from dlsched.workload.job import JobSpec
 
 HEADER = "model,machine_pct,rack_pct,network_pct\n"
@@ -152,7 +152,7 @@ def test_simulate_with_a_tier_profile_is_recorded_and_deterministic(tmp_path, ca
 
 
 def test_network_sensitivity_follows_the_perf_model_it_is_given(dally):
-    from dlsched.perf.model import network_sensitivity
+    from dlsched.perf.placement.model import network_sensitivity
 
     prof = network_sensitivity("resnet18", 8, dally, perf=TierProfiledPerfModel(PlacementPerfModel(dally),
                                                                                  "dally-table1"))

@@ -179,7 +179,7 @@ def write_links(out_dir, rows) -> None:
 
 def perf_model(args, cluster: Cluster):
     from dlsched.perf.default import default_perf_model
-    from dlsched.perf.replay import with_throughputs
+    from dlsched.perf.measured.replay import with_throughputs
 
     base = default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
     return with_throughputs(base, getattr(args, "throughputs", None))

@@ -71,7 +71,7 @@ def _large_model_fits(cluster: Cluster, perf):
     from dlsched.perf.parallel.perf_model import AdaptivePerfModel
 
     # not imported for the check (about 0.01 CPU s): where it is not loaded, perf is no TruthPerfModel
-    truth = sys.modules.get("dlsched.perf.truth")
+    truth = sys.modules.get("dlsched.perf.measured.truth")
     TruthPerfModel = truth.TruthPerfModel if truth is not None else None
     kind = type(perf)
     if kind is not AdaptivePerfModel and kind is not TruthPerfModel:

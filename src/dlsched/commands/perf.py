@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from dlsched.cluster.topology import Cluster
-    from dlsched.perf.model import PlacementPerfModel, tier_placements
+    from dlsched.perf.placement.model import PlacementPerfModel, tier_placements
     from dlsched.workload.job import JobSpec
     from dlsched.workload.models import get_model
 
@@ -45,7 +45,7 @@ def run(args) -> int:
     perf = PlacementPerfModel(cluster, bucket_mb=args.bucket_mb, overlap=not args.no_overlap,
                               profile=args.profile, algorithm=args.algorithm)
     if args.tier_profile:
-        from dlsched.perf.tier_profile import TierProfiledPerfModel
+        from dlsched.perf.comm.tier_profile import TierProfiledPerfModel
 
         perf = TierProfiledPerfModel(perf, args.tier_profile)
     batch = args.batch or model.default_batch * args.gpus

@@ -29,7 +29,7 @@ from dlsched.core.events import CoreEvent
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
 from dlsched.perf.base import PerfModel
-from dlsched.perf.interference import PackingInfeasibleError
+from dlsched.perf.sharing.interference import PackingInfeasibleError
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.report.records import JobRecord
 

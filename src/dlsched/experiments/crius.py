@@ -31,11 +31,11 @@ import numpy as np
 
 from dlsched.experiments import crius_scenarios as scenarios
 from dlsched.experiments.registry import Experiment, Headline, register
-from dlsched.perf.adaptive import shared_adaptive_model, shared_estimator
-from dlsched.perf.truth import MeasuredTimes, TruthPerfModel
-from dlsched.policies.crius import deadline_satisfactory_ratio
+from dlsched.perf.parallel.adaptive import shared_adaptive_model, shared_estimator
+from dlsched.perf.measured.truth import MeasuredTimes, TruthPerfModel
+from dlsched.policies.crius.policy import deadline_satisfactory_ratio
 from dlsched.policies.registry import make_policy, policy_options
-from dlsched.policies.replan_costs import ReplanCosts
+from dlsched.policies.common.replan_costs import ReplanCosts
 from dlsched.sim import SimConfig, Simulator
 
 CRIUS = ["crius", "crius-ddl", "crius-na", "crius-nh"]
@@ -269,7 +269,7 @@ def settings_table(name: str, by_setting: dict[str, dict]) -> str:
 
 def accuracy_line(cluster, jobs, seed: int = 0) -> str:
     """Crius's Cell estimation accuracy against the truth, as the paper defines it (section 8.2)."""
-    from dlsched.perf.truth import PAPER_MEAN_ACCURACY, PAPER_WORST_ACCURACY, estimation_accuracy, job_shapes
+    from dlsched.perf.measured.truth import PAPER_MEAN_ACCURACY, PAPER_WORST_ACCURACY, estimation_accuracy, job_shapes
 
     truth = engine_perf(cluster, "derived", seed)
     acc = estimation_accuracy(truth, job_shapes(cluster, jobs))

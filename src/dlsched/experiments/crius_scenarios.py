@@ -29,8 +29,8 @@ from pathlib import Path
 
 from dlsched.cluster.topology import Cluster
 from dlsched.experiments.shared import shared_dir
-from dlsched.perf.adaptive import shared_estimator
-from dlsched.policies.crius_common import fit_requests
+from dlsched.perf.parallel.adaptive import shared_estimator
+from dlsched.policies.crius.common import fit_requests
 from dlsched.workload.job import JobSpec
 
 ARENA = shared_dir() / "anchors" / "traces" / "arena-philly.csv"
@@ -131,7 +131,7 @@ def philly_validation(compress: float = 8.0):
     from types import SimpleNamespace
 
     from dlsched.commands._jobs import load_jobs
-    from dlsched.perf.adaptive import shared_adaptive_model
+    from dlsched.perf.parallel.adaptive import shared_adaptive_model
 
     cluster = Cluster.load("crius-sim")
     ns = SimpleNamespace(trace=str(PHILLY_VALIDATION), format=None, skip_bad_rows=True, jobs=None, days=None,

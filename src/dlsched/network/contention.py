@@ -131,7 +131,7 @@ class FlowContention:
             return plan_demands(placement, model, spec.batch_size, plan)
         if model.family != "moe" or len(placement) < 2:
             return None
-        from dlsched.perf.model import _alltoall_traffic
+        from dlsched.perf.placement.model import _alltoall_traffic
 
         per_rank = sum(nb for nb, _ in _alltoall_traffic(model)) * spec.batch_size / len(placement)
         return rail_ring_demands(self.graph, placement, gradient_bytes(spec)) + alltoall_demands(placement, per_rank)
@@ -398,7 +398,7 @@ class FlowContention:
 
 def optimum_plans(cluster):
     """(spec, model, GPU ids) -> the plan ``AdaptivePerfModel`` prices a large model at, else None."""
-    from dlsched.perf.adaptive import shared_estimator
+    from dlsched.perf.parallel.adaptive import shared_estimator
     from dlsched.workload.zoo_large import layer_traits
 
     estimator = shared_estimator(cluster)

@@ -90,7 +90,7 @@ def evaluate(net: NetInput, lines: dict[str, int], source: str, seed: int = 0) -
     if net.topology is None:
         raise InputError("no topology: give one in the file or with --topology", file=source)
     graph, cluster = build(net.topology)
-    from dlsched.perf.model import PlacementPerfModel
+    from dlsched.perf.placement.model import PlacementPerfModel
 
     perf = PlacementPerfModel(cluster)
     names = graph.host_index()
@@ -147,7 +147,7 @@ def evaluate(net: NetInput, lines: dict[str, int], source: str, seed: int = 0) -
 
 def _planned(job, model, batch: int, n: int, cluster: Cluster, source: str, line: int | None):
     """The plan ``stages`` x ``tp`` of a model job (Crius's stage partition), and its seconds per iteration."""
-    from dlsched.perf.adaptive import shared_estimator
+    from dlsched.perf.parallel.adaptive import shared_estimator
     from dlsched.perf.parallel.cost import plan_time
     from dlsched.perf.parallel.partition import stage_partition
 

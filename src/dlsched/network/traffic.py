@@ -24,7 +24,7 @@ from typing import Sequence
 from dlsched.network.graph import LinkGraph
 from dlsched.network.paths import PathTable
 from dlsched.network.plan_traffic import Demand, ring_demands
-from dlsched.perf import gradsync
+from dlsched.perf.comm import gradsync
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
 

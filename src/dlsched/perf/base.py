@@ -15,7 +15,7 @@ import numpy as np
 
 from dlsched.cluster.placement import ideal_gpus
 from dlsched.cluster.topology import Cluster, Tier
-from dlsched.perf.interference import PackingInfeasibleError, PackingResult, pack, packed_job
+from dlsched.perf.sharing.interference import PackingInfeasibleError, PackingResult, pack, packed_job
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
 
@@ -72,7 +72,7 @@ class PerfModel(ABC):
         """Whether these jobs fit on one GPU of ``gpu_type`` together, and the speed each keeps.
 
         Part of the contract, so packing means the same under every model: the
-        interference model of ``dlsched.perf.interference`` (memory summed
+        interference model of ``dlsched.perf.sharing.interference`` (memory summed
         against the GPU's, utilisation from the built-in compute profile).
         Models with their own compute profile override to use it.
         """
@@ -101,7 +101,7 @@ class SimplePerfModel(PerfModel):
 
     Deliberately coarse (no overlap, no bucketing, no per-tier hierarchy): it
     is the foundation's stand-in, and the fallback when nothing better is
-    configured.  ``dlsched.perf.model.PlacementPerfModel`` is the real one.
+    configured.  ``dlsched.perf.placement.model.PlacementPerfModel`` is the real one.
     """
 
     spec_keyed = True

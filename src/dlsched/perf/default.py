@@ -20,13 +20,13 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
     every other model with ``placement``, the topology-aware data-parallel
     model.  ``truth`` is ``adaptive`` with each plan's time off by a seeded
     deviation calibrated to Crius's reported estimation error, so that Cell
-    estimates are not exact by construction (``perf/truth.py``).  ``simple``
+    estimates are not exact by construction (``perf/measured/truth.py``).  ``simple``
     is the coarse FLOPs + one ring all-reduce model, kept
     as a fast reference.
 
     ``tier_profile`` (a built-in name such as ``dally-table1``, a CSV path or a
     ``TierProfile``) replaces the communication of the models it lists with
-    its per-tier overheads (``dlsched.perf.tier_profile``).  Under
+    its per-tier overheads (``dlsched.perf.comm.tier_profile``).  Under
     ``adaptive`` it wraps the data-parallel fallback only: a large model that
     the adaptive model prices at its 3D-parallel plan cannot take a data-
     parallel overhead table, and listing one is an error, not ignored.
@@ -35,14 +35,14 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
         raise ValueError(f"unknown perf model {name!r}; choose one of {', '.join(PERF_MODELS)}")
     profile = None
     if tier_profile is not None:
-        from dlsched.perf.tier_profile import TierProfile
+        from dlsched.perf.comm.tier_profile import TierProfile
 
         profile = TierProfile.resolve(tier_profile)
 
     def with_profile(model: PerfModel) -> PerfModel:
         if profile is None:
             return model
-        from dlsched.perf.tier_profile import TierProfiledPerfModel
+        from dlsched.perf.comm.tier_profile import TierProfiledPerfModel
 
         return TierProfiledPerfModel(model, profile)
 
@@ -50,17 +50,17 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
         from dlsched.perf.base import SimplePerfModel
 
         return with_profile(SimplePerfModel(cluster))
-    from dlsched.perf.model import PlacementPerfModel
+    from dlsched.perf.placement.model import PlacementPerfModel
 
     if name == "placement":
         return with_profile(PlacementPerfModel(cluster))
-    from dlsched.perf.adaptive import shared_adaptive_model
+    from dlsched.perf.parallel.adaptive import shared_adaptive_model
 
     if profile is not None:
         _refuse_large_models(profile)
-    if name == "truth":  # adaptive, plus what no scheduler's estimate sees (perf/truth.py, docs/crius.md)
-        from dlsched.perf.adaptive import shared_estimator
-        from dlsched.perf.truth import TruthPerfModel
+    if name == "truth":  # adaptive, plus what no scheduler's estimate sees (perf/measured/truth.py, docs/crius.md)
+        from dlsched.perf.parallel.adaptive import shared_estimator
+        from dlsched.perf.measured.truth import TruthPerfModel
 
         return TruthPerfModel(cluster, fallback=with_profile(PlacementPerfModel(cluster)),
                               estimator=shared_estimator(cluster))

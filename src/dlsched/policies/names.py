@@ -9,7 +9,6 @@ a test checks that this reading equals what importing the modules registers.
 from __future__ import annotations
 
 import functools
-import pkgutil
 import re
 from pathlib import Path
 
@@ -25,25 +24,27 @@ def declared_policy_modules() -> dict[str, str]:
     """
     folder = Path(__file__).resolve().parent
     homes: dict[str, str] = {}
-    for mod in pkgutil.iter_modules([str(folder)]):
-        path = folder / f"{mod.name}.py"
-        if path.is_file():
-            for name in _DECORATOR.findall(path.read_text(encoding="utf-8")):
-                homes.setdefault(name, mod.name)
+    for path in sorted(folder.rglob("*.py")):
+        module = ".".join(path.relative_to(folder).with_suffix("").parts)
+        for name in _DECORATOR.findall(path.read_text(encoding="utf-8")):
+            homes.setdefault(name, module)
     return homes
 
 
 def policy_home(name: str) -> str | None:
     """The module of ``dlsched.policies`` whose source registers ``name``, or None.
 
-    The namesake module ("fcfs-backfill" -> fcfs.py, "gavel-admit" -> gavel.py) is read first;
-    only a name found there does not read every module's source (about 8 ms a run).
+    The namesake module ("fcfs-backfill" -> fcfs.py, "gavel-admit" -> gavel/policy.py) is read
+    first; only a name found there does not read every module's source (about 8 ms a run).
     """
     folder = Path(__file__).resolve().parent
     for guess in dict.fromkeys((name.replace("-", "_"), name.split("-", 1)[0])):
-        path = folder / f"{guess}.py"
-        if guess.isidentifier() and path.is_file() and name in _DECORATOR.findall(path.read_text(encoding="utf-8")):
-            return guess
+        if not guess.isidentifier():
+            continue
+        for module in (guess, f"{guess}.policy"):
+            path = folder.joinpath(*module.split(".")).with_suffix(".py")
+            if path.is_file() and name in _DECORATOR.findall(path.read_text(encoding="utf-8")):
+                return module
     return declared_policy_modules().get(name)
 
 

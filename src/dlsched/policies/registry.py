@@ -20,8 +20,8 @@ from dlsched.policies.options import PolicyOption, parse_options, resolved
 _POLICIES: dict[str, type[JobPolicy]] = {}
 
 # modules under dlsched.policies that define job policies; importing one registers what it holds
-MODULES = ("fcfs", "crius", "gavel", "elasticflow", "elasticflow_ddl", "sia", "timeslice", "dally", "tiresias",
-           "gandiva")
+MODULES = ("fcfs", "crius.policy", "gavel.policy", "elasticflow.ls", "elasticflow.deadline", "sia",
+           "gandiva.timeslice", "dally.policy", "tiresias", "gandiva.policy")
 _loaded = False
 
 

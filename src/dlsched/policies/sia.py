@@ -80,14 +80,14 @@ from scipy.optimize import linprog
 from scipy.sparse import csc_array
 
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.adaptive import shared_estimator
+from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius_common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
-from dlsched.policies.highs_lp import assignment_columns, pass_box_model
-from dlsched.policies.highs_lp import binding as highs_binding
+from dlsched.policies.crius.common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
+from dlsched.policies.gavel.highs_lp import assignment_columns, pass_box_model
+from dlsched.policies.gavel.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
-from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
 from dlsched.workload.models import get_model
 
 

@@ -32,7 +32,7 @@ from dlsched.cluster.topology import Tier
 from dlsched.errors import InputError
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.options import PolicyOption
-from dlsched.policies.preemption import largest_fits, preempt_to_fit
+from dlsched.policies.common.preemption import largest_fits, preempt_to_fit
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 

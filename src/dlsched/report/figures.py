@@ -256,7 +256,7 @@ def fig_comm(runs):
 
 
 def fig_deadlines(runs):
-    from dlsched.policies.crius import deadline_satisfactory_ratio
+    from dlsched.policies.crius.policy import deadline_satisfactory_ratio
 
     ratios = {r.label: deadline_satisfactory_ratio(r.records) for r in runs}
     if all(v is None for v in ratios.values()):

@@ -44,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlsched.cluster.topology import LinkCost
-from dlsched.perf.collectives import ring_allreduce, ring_reduce_scatter, sendrecv_time
+from dlsched.perf.comm.collectives import ring_allreduce, ring_reduce_scatter, sendrecv_time
 from dlsched.perf.compute import efficiency
 from dlsched.perf.parallel.hardware import Hardware, TierLinks, peak_flops
 from dlsched.perf.parallel.plan import Plan
@@ -119,7 +119,7 @@ _FAMILY_RATIO: dict[tuple[str, str, int], float] = {}
 
 
 # ----------------------------------------------------------------------------- collectives
-# Flat ring collectives over ``n`` participants on one link (dlsched.perf.collectives), with
+# Flat ring collectives over ``n`` participants on one link (dlsched.perf.comm.collectives), with
 # ``count`` calls' latency and a ``share`` of the link's bandwidth (several groups on one NIC).
 
 

@@ -13,7 +13,7 @@ at 81.7 steps/s on one V100 and 163.1 on two; Gavel's ``scheduler/utils.py``
 step of the whole job at the global batch, i.e. n worker steps, so
 ``total_iterations = ceil(total_steps / num_gpus)`` (rounding up adds less than one
 iteration).  The trace's own figures are kept in ``extra`` (``total_steps``,
-``scale_factor``) for the throughput replay (``dlsched.perf.replay``).
+``scale_factor``) for the throughput replay (``dlsched.perf.measured.replay``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Gandiva (Xiao et al., OSDI 2018): reactive node allocation plus introspective scheduling.
 
-Reactive mode (every call, ``gandiva_reactive``): waiting jobs, highest
+Reactive mode (every call, ``gandiva.reactive``): waiting jobs, highest
 priority first then in arrival order, go where Algorithm 1 puts them -- same
 affinity, empty node, any free GPUs, or time-sliced onto a node of the same
 affinity -- so a job starts at once even when the cluster is full (early
 feedback), and only waits when no same-affinity node exists.
 
-Introspective mode (every ``quantum_s``, ``gandiva_introspect``):
+Introspective mode (every ``quantum_s``, ``gandiva.introspect``):
 
 - profiling: each job's progress rate measured over the last quantum;
 - time-slicing fairness: inside an oversubscribed server the least-served
@@ -35,11 +35,11 @@ from __future__ import annotations
 from dlsched.cluster.topology import Cluster
 from dlsched.core.costs import state_gb
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
-from dlsched.policies.gandiva_introspect import (deslice, defragment, grow_all, improve_locality, observe,
+from dlsched.policies.gandiva.introspect import (deslice, defragment, grow_all, improve_locality, observe,
                                                  pack_groups, restart_windows, rotate, shrink_all,
                                                  undo_slower_growth)
-from dlsched.policies.gandiva_plan import Plan
-from dlsched.policies.gandiva_reactive import place_new
+from dlsched.policies.gandiva.plan import Plan
+from dlsched.policies.gandiva.reactive import place_new
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 

@@ -17,7 +17,7 @@ Training in Heterogeneous Clusters" (shared/seeds/000_*.txt), section 6.
   (line 12) when nobody is left pending.
 * CellBasedSched (lines 14-20): ScaleResource explores choices that scale
   running jobs down or move them to another GPU type (at most ``depth``
-  moves, default 3; see ``crius_search``), BestPerf picks the choice with
+  moves, default 3; see ``crius.search``), BestPerf picks the choice with
   the highest estimated cluster throughput, and the choice is applied to a
   *virtual* cluster (free counts per type).  One ``Decision`` is returned
   at the end (FinalizeAlloc).
@@ -42,14 +42,14 @@ import time
 from statistics import median
 
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.adaptive import shared_estimator
+from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, ShapeTable,
+from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, ShapeTable,
                                            apply_targets, resolve_type, shape_of)
-from dlsched.policies.crius_search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
+from dlsched.policies.crius.search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
                                           cached_release)
 from dlsched.policies.options import PolicyOption
-from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, PROFILE_OPTION, ReplanCosts
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, PROFILE_OPTION, ReplanCosts
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
@@ -122,7 +122,7 @@ class Crius(JobPolicy):
         self.calls = 0
         self.dropped_early = 0
         self._epoch = 0  # bumped whenever GPUs are released; pending failures are memoised per epoch
-        # search indexes kept across calls, updated by every virtual move (crius_search)
+        # search indexes kept across calls, updated by every virtual move (crius.search)
         self._indexes = (GrowIndex(self._tables, self.grow_min_gain), ReleaseIndex(self._tables))
         self._running = RunningShapes()  # the engine's running jobs as of the last call
         self._virtual: set[str] = set()  # jobs the last call moved virtually

@@ -3,13 +3,13 @@
 shared/seeds/003; sections IV-B1 to IV-B3, Algorithms 1 and 2).
 
 - Resource offers (Algorithm 1).  Queued jobs are offered the tightest free
-  placement in priority order (``dally_priority``, lowest first).  A job accepts
+  placement in priority order (``dally.priority``, lowest first).  A job accepts
   an offer whose level (machine, rack, network) its delay timers allow: a
   machine offer only, until the machine timer has run out since it entered the
   queue; then a rack offer, until the rack timer has also run out; then any.  A
   job too big for a machine has a machine timer of 0, one too big for a rack
   both timers 0.  A job that declines keeps waiting; later jobs still get offers.
-- Timers: the auto-tuner (``dally_tuner``, Algorithm 2) for ``dally``; fixed
+- Timers: the auto-tuner (``dally.tuner``, Algorithm 2) for ``dally``; fixed
   12 h + 12 h for ``dally-manual`` (the paper's empirical defaults); 0 for
   ``dally-nowait``; unbounded for ``dally-consolidated`` (waits for the tightest
   level the job fits).  Every variant keeps the same preemption.
@@ -39,10 +39,10 @@ from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.errors import InputError
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
-from dlsched.policies.dally_priority import READINGS, priority
-from dlsched.policies.dally_tuner import DelayTuner
+from dlsched.policies.dally.priority import READINGS, priority
+from dlsched.policies.dally.tuner import DelayTuner
 from dlsched.policies.options import PolicyOption
-from dlsched.policies.preemption import largest_fits, placement_level, preempt_to_fit
+from dlsched.policies.common.preemption import largest_fits, placement_level, preempt_to_fit
 from dlsched.policies.registry import register
 
 HOUR = 3600.0

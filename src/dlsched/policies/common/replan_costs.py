@@ -35,7 +35,7 @@ from dlsched.perf.parallel.partition import stage_counts, stage_partition
 from dlsched.perf.parallel.profile import profile
 from dlsched.perf.parallel.space import space_size
 from dlsched.policies.base import Allocation, JobState
-from dlsched.policies.crius_common import CRIUS_REPLAN, FULL_REPLAN
+from dlsched.policies.crius.common import CRIUS_REPLAN, FULL_REPLAN
 from dlsched.policies.options import PolicyOption
 from dlsched.workload.models import get_model
 from dlsched.workload.zoo_large import layer_traits
@@ -84,7 +84,7 @@ class ReplanCosts:
 
     def plans(self, cluster: Cluster, job: JobState, shape: tuple[int, int]) -> int:
         """Plans the search profiles to re-plan ``job`` for ``shape`` (type index, GPUs)."""
-        from dlsched.perf.adaptive import shared_estimator
+        from dlsched.perf.parallel.adaptive import shared_estimator
 
         model = get_model(job.spec.model, job.spec.params)
         if layer_traits(model) is None:

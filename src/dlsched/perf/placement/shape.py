@@ -14,7 +14,7 @@ from collections import Counter
 from typing import NamedTuple
 
 from dlsched.cluster.topology import Cluster, LinkCost, Tier
-from dlsched.perf.collectives import Level, Links
+from dlsched.perf.comm.collectives import Level, Links
 
 
 class PlacementShape(NamedTuple):

@@ -6,7 +6,7 @@ iteration times the agents measured per (model, GPU count), and the start
 and restore overheads the live run paid (mean over its segments).  Nothing
 else is fitted.  The figure is the relative difference of average JCT.
 
-    python -m dlsched.live.fidelity STATE_DIR [--policy NAME] [--option k=v]
+    python -m dlsched.live.sim_replay STATE_DIR [--policy NAME] [--option k=v]
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     from dlsched.errors import DlschedError
     from dlsched.policies.registry import make_policy
 
-    p = argparse.ArgumentParser(prog="python -m dlsched.live.fidelity", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m dlsched.live.sim_replay", description=__doc__.split("\n")[0])
     p.add_argument("state", help="the live run's state directory")
     p.add_argument("--policy", default=None, help="policy to simulate (default: the live run's)")
     p.add_argument("--option", action="append", default=[], help="policy option KEY=VALUE")

@@ -23,7 +23,7 @@ from bisect import bisect_left, insort
 from dataclasses import dataclass
 from itertools import combinations, product
 
-from dlsched.policies.crius_common import Shape, ShapeTable
+from dlsched.policies.crius.common import Shape, ShapeTable
 
 
 @dataclass(frozen=True, slots=True)

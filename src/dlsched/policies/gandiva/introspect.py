@@ -19,10 +19,10 @@ packing is kept is decided on measured progress only.
 from __future__ import annotations
 
 from dlsched.cluster.topology import Tier
-from dlsched.perf.interference import packed_job
+from dlsched.perf.sharing.interference import packed_job
 from dlsched.policies.base import ClusterView, JobState
-from dlsched.policies.gandiva_plan import Plan, best_in_node
-from dlsched.policies.gandiva_reactive import job_type
+from dlsched.policies.gandiva.plan import Plan, best_in_node
+from dlsched.policies.gandiva.reactive import job_type
 
 # ------------------------------------------------------------------ profiling
 

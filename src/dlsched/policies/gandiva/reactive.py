@@ -24,7 +24,7 @@ does not say how Algorithm 1 treats such jobs.
 from __future__ import annotations
 
 from dlsched.policies.base import JobState
-from dlsched.policies.gandiva_plan import Plan, best_in_node
+from dlsched.policies.gandiva.plan import Plan, best_in_node
 
 
 def job_type(plan: Plan, job: JobState) -> int | None:

@@ -39,8 +39,8 @@ from pathlib import Path
 from dlsched.errors import InputError, UnknownNameError
 from dlsched.inputfile import read_head
 from dlsched.perf.base import IterCost, PerfModel
-from dlsched.perf.model import tier_name
-from dlsched.perf.reference import DALLY_TABLE1
+from dlsched.perf.placement.model import tier_name
+from dlsched.perf.papers.reference import DALLY_TABLE1
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
 

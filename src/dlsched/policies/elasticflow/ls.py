@@ -26,12 +26,12 @@ from __future__ import annotations
 import heapq
 
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.adaptive import shared_estimator
+from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
-from dlsched.policies.crius_common import (MAX_GPUS_PER_JOB, apply_targets, power_counts, queued_jobs,
+from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, apply_targets, power_counts, queued_jobs,
                                            resolve_type)
 from dlsched.policies.options import PolicyOption
-from dlsched.policies.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 

@@ -82,7 +82,7 @@ def flat_links(n: int, link: LinkCost, tier: Tier = Tier.NVLINK) -> Links:
 
 def links_of(cluster: Cluster, gpus: Sequence[int]) -> Links:
     """The link hierarchy a set of GPU ids spans (slowest link of each level, over the nodes used)."""
-    from dlsched.perf.shape import placement_shape, shape_index  # shape builds on Level/Links
+    from dlsched.perf.placement.shape import placement_shape, shape_index  # shape builds on Level/Links
 
     return shape_index(cluster).links(placement_shape(cluster, gpus))
 

@@ -13,10 +13,10 @@ with w[j, t] the job's data-parallel throughput on type t at its requested
 count n_j, normalised by its best type (Crius 8.1: baselines schedule with
 data-parallel profiles; jobs then run at their adaptive optimum).  Solved
 by default (``lp=flow``) exactly by cycle cancelling on the LP's
-transportation form, started from the last solution (``gavel_flow.py``, no
+transportation form, started from the last solution (``gavel/flow.py``, no
 LP solver), re-solved only when the set of active jobs or the cluster
 changes.  ``--option lp=highs`` solves it cold with HiGHS through its own
-binding (``policies/highs_lp.py``): the reference, and what every figure
+binding (``policies/gavel/highs_lp.py``): the reference, and what every figure
 before 2026-11-24 used.
 
 Why ``flow`` is the default: both return an exact optimum of the same LP
@@ -41,7 +41,7 @@ against the reference path, ``tests/crius/test_gavel_speed.py``):
   placed) is skipped, its rounds counted for the priorities later (``_skip``);
   so is a round after arrivals or departures whose new LP gives shares to
   exactly the jobs of the last stable round, on the same types (``_repeats``);
-- the round's priority pass runs on numpy rows (``gavel_rounds.py``); the
+- the round's priority pass runs on numpy rows (``gavel/rounds.py``); the
   active jobs' list is kept up to date by insertions and deletions, and only
   jobs whose target differs from their shape go to ``apply_targets``.
 ``--option warm_start=true`` (with ``lp=highs`` only) starts each HiGHS LP
@@ -67,13 +67,13 @@ import numpy as np
 
 from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
-from dlsched.perf.adaptive import shared_estimator
+from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius_common import (FULL_REPLAN, MAX_GPUS_PER_JOB, RunningShapes, apply_targets,
+from dlsched.policies.crius.common import (FULL_REPLAN, MAX_GPUS_PER_JOB, RunningShapes, apply_targets,
                                            replan_overhead, resolve_type, shape_of)
-from dlsched.policies.gavel_flow import solve_from
-from dlsched.policies.gavel_rounds import RoundBook, serve_round
-from dlsched.policies.gavel_admit import Admission, AdmissionBook, job_moves, search
+from dlsched.policies.gavel.flow import solve_from
+from dlsched.policies.gavel.rounds import RoundBook, serve_round
+from dlsched.policies.gavel.admit import Admission, AdmissionBook, job_moves, search
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
@@ -95,7 +95,7 @@ def solve_dense(w: np.ndarray, sizes: np.ndarray, capacity: list[int], warm=None
     """The LP on a jobs x types weight matrix (0: the job cannot use that type); X likewise,
     with shares of at most 1e-7 dropped as zero.  ``warm`` (a ``highs_lp.WarmLP``, with the
     jobs' ids) starts from the basis its last solve ended with; without it the solve is cold."""
-    from dlsched.policies.highs_lp import assignment_columns, solve_box_lp
+    from dlsched.policies.gavel.highs_lp import assignment_columns, solve_box_lp
 
     nj = w.shape[0]
     js, ts = np.nonzero(w > 0)  # columns (job, type), jobs in order, types ascending within a job
@@ -169,7 +169,7 @@ class Gavel(JobPolicy):
     paper = "Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads, OSDI 2020"
     options = (PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),
                PolicyOption("lp", str, "flow", "how the LP is solved: flow (exact cycle cancelling from the "
-                            "last solution, policies/gavel_flow.py; stated tie rule) or highs (HiGHS, cold: "
+                            "last solution, policies/gavel/flow.py; stated tie rule) or highs (HiGHS, cold: "
                             "the reference and the figures before 2026-11-24; may return another of the LP's optima)"),
                PolicyOption("warm_start", bool, False, "lp=highs only: start each LP from the last one's basis "
                             "(faster; may pick another of several optimal allocations than a cold solve)"))
@@ -209,7 +209,7 @@ class Gavel(JobPolicy):
         self._skipped = 0
         self._warm_lp = None
         if self.warm_start:
-            from dlsched.policies.highs_lp import WarmLP
+            from dlsched.policies.gavel.highs_lp import WarmLP
             self._warm_lp = WarmLP()
         self.lp_solves = 0
         self.lp_shortcuts = 0
@@ -489,9 +489,9 @@ class Gavel(JobPolicy):
         d = super().describe()
         d.update({"objective": "max sum normalised throughput (data-parallel profiles)",
                   "solver": ("exact cycle cancelling on the transportation form, from the last solution "
-                             "(policies/gavel_flow.py)") if self.lp == "flow" else
+                             "(policies/gavel/flow.py)") if self.lp == "flow" else
                             ("HiGHS dual simplex through highspy (scipy's copy of the binding, then linprog, "
-                             "as fallbacks; policies/highs_lp.py)"),
+                             "as fallbacks; policies/gavel/highs_lp.py)"),
                   "lp": self.lp, "warm_start": self.warm_start, "replan_s_per_gpu_cap": FULL_REPLAN})
         return d
 
@@ -506,7 +506,7 @@ def _replayed_throughputs(perf, cluster, spec, n: int) -> dict[int, float] | Non
     """Gavel's own measured throughputs for this job by type, under ``--throughputs`` replay.
 
     Gavel's LP reads its throughput table; when the run replays that table
-    (``dlsched.perf.replay``) the weights come from it too.  None (use our
+    (``dlsched.perf.measured.replay``) the weights come from it too.  None (use our
     data-parallel profiles) when the run does not replay, or the table lacks
     this job on any type.
     """
@@ -539,7 +539,7 @@ def solve_one_type_each(weights: list[dict[int, float]], sizes: list[int], capac
     towards no move (a solver may otherwise migrate between equal-weight types for nothing).
 
     The MILP as a solver sees it: ``gavel-admit`` solves the same problem exactly with
-    ``gavel_admit`` (no solver); the tests check both give the same optimum (``gap=0``: HiGHS
+    ``gavel.admit`` (no solver); the tests check both give the same optimum (``gap=0``: HiGHS
     proves optimality; its default relative gap of 1e-4 may stop short of it).
     """
     import numpy as np
@@ -591,7 +591,7 @@ class GavelAdmission(Gavel):
     blocking).  Weights are the data-parallel profiles of ``gavel`` (normalised per job, as
     there).  Re-planning: the full-search cost on start and on every type change.
 
-    The admission problem is solved exactly by ``gavel_admit`` (a bounded search over job
+    The admission problem is solved exactly by ``gavel.admit`` (a bounded search over job
     classes, kept across calls), not by a MILP solver: 1,985 admissions on Gavel's trace cost
     about 0.4 s instead of about 30 s for the 961 HiGHS MILPs that were contested (issue 21).
     It returns the true optimum, with a stated tie-break among equal optima (fewest moves,
@@ -628,7 +628,7 @@ class GavelAdmission(Gavel):
             d.pop(k, None)
         d.update({"objective": "max sum normalised throughput, one GPU type per job, at most "
                                f"{MAX_TYPE_CHANGES} type changes per admission (data-parallel profiles)",
-                  "solver": "exact search over job classes (policies/gavel_admit.py)", "stay_bonus": STAY_BONUS})
+                  "solver": "exact search over job classes (policies/gavel/admit.py)", "stay_bonus": STAY_BONUS})
         return d
 
     def rounds_idle(self) -> bool:

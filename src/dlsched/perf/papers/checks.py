@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.model import TIERS, PlacementPerfModel, tier_placements
-from dlsched.perf.reference import DALLY_TABLE1, GANDIVA_FIG1, paper_model
+from dlsched.perf.placement.model import TIERS, PlacementPerfModel, tier_placements
+from dlsched.perf.papers.reference import DALLY_TABLE1, GANDIVA_FIG1, paper_model
 
 
 def kendall_tau(a: list[float], b: list[float]) -> float:
@@ -44,7 +44,7 @@ def dally_table1(cluster: str | Cluster = "dally-2racks", n_gpus: int = 8, tier_
     pm = PlacementPerfModel(c, **perf_opts)
     profiled = None
     if tier_profile is not None:
-        from dlsched.perf.tier_profile import TierProfiledPerfModel
+        from dlsched.perf.comm.tier_profile import TierProfiledPerfModel
         from dlsched.workload.job import JobSpec
 
         profiled = TierProfiledPerfModel(pm, tier_profile)

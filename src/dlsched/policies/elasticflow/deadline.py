@@ -28,11 +28,11 @@ smallest share, never dropped after admission.
 from __future__ import annotations
 
 from dlsched.policies.base import ClusterView, Decision, JobState, JobStatus
-from dlsched.policies.crius_common import queued_jobs, shape_of
-from dlsched.policies.elasticflow import ElasticFlowLS
+from dlsched.policies.crius.common import queued_jobs, shape_of
+from dlsched.policies.elasticflow.ls import ElasticFlowLS
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
-from dlsched.policies.replan_costs import COST_OPTIONS
+from dlsched.policies.common.replan_costs import COST_OPTIONS
 
 
 @register("elasticflow")

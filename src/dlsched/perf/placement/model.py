@@ -20,11 +20,11 @@ from typing import Sequence
 
 from dlsched.cluster.topology import Cluster, Tier
 from dlsched.perf import compute as cmp
-from dlsched.perf import gradsync
+from dlsched.perf.comm import gradsync
 from dlsched.perf.base import IterCost, PerfModel
-from dlsched.perf.collectives import ALGORITHMS, allreduce_time, alltoall_time
-from dlsched.perf.interference import PackingResult, pack, packed_job
-from dlsched.perf.shape import PlacementShape, shape_index
+from dlsched.perf.comm.collectives import ALGORITHMS, allreduce_time, alltoall_time
+from dlsched.perf.sharing.interference import PackingResult, pack, packed_job
+from dlsched.perf.placement.shape import PlacementShape, shape_index
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import ModelInfo, get_model
 

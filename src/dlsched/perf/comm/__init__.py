@@ -1,0 +1,1 @@
+"""Communication time: alpha-beta collectives, gradient synchronisation, measured per-tier overheads."""

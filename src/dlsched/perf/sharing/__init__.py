@@ -1,0 +1,1 @@
+"""Jobs sharing GPUs: packing interference."""
