@@ -65,6 +65,30 @@ class CostParams:
     reserved_bytes: float = 1.5 * 2**30  # CUDA context, cuBLAS/cuDNN workspaces, fragmentation
     forward_passes: float = 4.0  # forward + recompute + backward (2x forward)
     schedule: str = "gpipe"  # "gpipe" | "1f1b": how many micro-batches a stage holds
+    # Calibrated figures (dlsched.perf.calibration); empty = the analytic defaults above.
+    # (GPU type, family, efficiency): replaces ``efficiency`` x the family ratio for that pair.
+    family_efficiency: tuple[tuple[str, str, float], ...] = ()
+    # (family, state scale, activation scale): multiply the optimizer-state and activation bytes.
+    memory_scale: tuple[tuple[str, float, float], ...] = ()
+    # (GPU type, family, intra-node bandwidth scale, inter-node bandwidth scale), applied by
+    # ``scaled_links``; family "" applies to every family without its own entry.
+    link_scale: tuple[tuple[str, str, float, float], ...] = ()
+    # (GPU type, family, k): small-batch inefficiency.  A GPU working on mb samples per micro-batch
+    # takes as long as mb + k would at full efficiency (kernels on few samples do not fill the GPU),
+    # which is what makes measured runs scale worse with GPUs and pipeline depth than FLOPs say.
+    batch_overhead: tuple[tuple[str, str, float], ...] = ()
+
+    def overhead_samples(self, gpu: str, family: str) -> float:
+        for name, fam, k in self.batch_overhead:
+            if name == gpu and fam == family:
+                return k
+        return 0.0
+
+    def memory_scales(self, family: str) -> tuple[float, float]:
+        for fam, s_state, s_act in self.memory_scale:
+            if fam == family:
+                return s_state, s_act
+        return 1.0, 1.0
 
     @property
     def comm_passes(self) -> float:
@@ -107,6 +131,9 @@ def compute_efficiency(gpu, family: str, bytes_per_param: int, params: CostParam
     (0.71 and 0.29 here) and 0.72 and 0.52 on the L20 (1.0 here: the table
     has no Ada entry, and we do not take one from the runs we compare with).
     """
+    for name, fam, eff in params.family_efficiency:  # a few entries; scanned only when calibrated
+        if name == gpu.name and fam == family:
+            return eff
     # every stage_cost asks, so the ratio is looked up once per (GPU type, family, precision)
     key = (gpu.name, family, bytes_per_param)
     ratio = _FAMILY_RATIO.get(key)
@@ -165,6 +192,26 @@ def expert_alltoall(nbytes: float, ep: int, stride: int, offset: int, node_gpus:
     return max(t_intra, t_nic) + count * (lat + nic.latency_s)
 
 
+def scaled_links(links: TierLinks, gpu_name: str, params: CostParams, family: str | None = None) -> TierLinks:
+    """``links`` with ``params.link_scale``'s bandwidth factors for ``gpu_name`` and ``family``.
+
+    Why per family: the measured runs (Alpa) move a family's tensors with different
+    efficiency (fp32 convolution gradients vs fp16 Transformer ones), which one link figure
+    per GPU type cannot give; unchanged when no entry matches."""
+    found = None
+    for name, fam, s_intra, s_inter in params.link_scale:
+        if name == gpu_name and (fam == family or (fam == "" and found is None)):
+            found = (s_intra, s_inter)
+    if found is None:
+        return links
+    s_intra, s_inter = found
+
+    def bw(link: LinkCost, s: float) -> LinkCost:
+        return LinkCost(link.bandwidth_Bps * s, link.latency_s)
+    return TierLinks(bw(links.intra, s_intra), bw(links.rack, s_inter), bw(links.network, s_inter),
+                     links.gpus_per_node, links.nodes_per_rack)
+
+
 # ----------------------------------------------------------------------------- one stage
 
 
@@ -218,6 +265,7 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
     bpp = prof.bytes_per_param
     peak = _peak(prof, hw, params)
     work = params.forward_passes * (sums.flops[b] - sums.flops[a])
+    k_small = params.overhead_samples(hw.gpu.name, prof.family) if params.batch_overhead else 0.0
     mem_bw = hw.gpu.mem_bw_gbs * 1e9
     launch = 3 * (b - a) * params.launch_s
     tp_bytes = sums.tp_bytes[b] - sums.tp_bytes[a]
@@ -227,7 +275,11 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
     held = min(in_flight, n_micro)
     ckpt = sums.ckpt[b] - sums.ckpt[a]
     workset = sums.workset_max[a][b - 1]
+    s_state, s_act = params.memory_scales(prof.family) if params.memory_scale else (1.0, 1.0)
     state_bytes = params.state_bytes_per_param
+    mem_state = state_bytes * s_state
+    ckpt *= s_act
+    workset *= s_act
     cut = recv_p2p = 0.0
     if a > 0:
         cut = sums.act_out[a - 1] * m
@@ -241,7 +293,7 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
             continue
         ep = min(dp, shard_max) if shard_max else dp  # expert-parallel degree
         shard_params = pd / tp + pe / (tp * ep)
-        compute = work * mb / (tp * peak)
+        compute = work * (mb + k_small) / (tp * peak)
         stream = 3 * shard_params * bpp / mem_bw
         t = compute + stream + launch
 
@@ -279,7 +331,7 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
                                   share=min(tp * ep, gpn) if rep_cross else 1)
         sync += shard_params * state_bytes / mem_bw
 
-        memory = (shard_params * state_bytes
+        memory = (shard_params * mem_state
                   + held * mb * ckpt
                   + mb * workset / tp
                   + params.reserved_bytes)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from dlsched.cluster.gpus import gpu_type as lookup_gpu
 from dlsched.cluster.topology import Cluster
-from dlsched.perf.parallel.cost import DEFAULT_PARAMS, CostParams, plan_time
+from dlsched.perf.parallel.cost import DEFAULT_PARAMS, CostParams, plan_time, scaled_links
 from dlsched.perf.parallel.hardware import Hardware, TierLinks
 from dlsched.perf.parallel.partition import stage_counts
 from dlsched.perf.parallel.plan import Plan, StagePlan
@@ -66,20 +66,23 @@ class CellEstimator:
     def __init__(self, cluster: Cluster, params: CostParams = DEFAULT_PARAMS):
         self.cluster = cluster
         self.params = params
-        self._hw: dict[str, Hardware] = {}
+        self._hw: dict[tuple[str, str | None], Hardware] = {}
         self._cache: dict[tuple, object] = {}  # Cells, None (infeasible) and tuples of Cells
 
     # ------------------------------------------------------------------ plumbing
 
-    def hardware(self, gpu_type: str) -> Hardware:
-        hw = self._hw.get(gpu_type)
+    def hardware(self, gpu_type: str, family: str | None = None) -> Hardware:
+        """The GPU type and its links (scaled for ``family`` when the params are calibrated per family)."""
+        key = (gpu_type, family)
+        hw = self._hw.get(key)
         if hw is None:
             canonical = lookup_gpu(gpu_type).name
-            hw = self._hw.get(canonical)
+            hw = self._hw.get((canonical, family))
             if hw is None:
-                hw = Hardware.of(canonical, TierLinks.from_cluster(self.cluster, canonical))
-                self._hw[canonical] = hw
-            self._hw[gpu_type] = hw
+                links = scaled_links(TierLinks.from_cluster(self.cluster, canonical), canonical, self.params, family)
+                hw = Hardware.of(canonical, links)
+                self._hw[(canonical, family)] = hw
+            self._hw[key] = hw
         return hw
 
     def _key(self, kind: str, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int, n_stages: int):
@@ -111,8 +114,8 @@ class CellEstimator:
         def compute():
             if not self._feasible_shape(model, n_gpus, n_stages):
                 return None
-            e = estimate_cell(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params,
-                              profile_time=False)  # a Cell keeps its time, plan and profilings only
+            e = estimate_cell(model, batch, self.hardware(gpu_type, model.family), n_gpus, n_stages,
+                              params=self.params, profile_time=False)  # a Cell keeps its time, plan and profilings only
             return None if e is None else self._make("estimate", model, batch, gpu_type, n_gpus,
                                                      e.iter_time, e.plan, e.profilings)
         return self._memo(key, compute)
@@ -121,7 +124,8 @@ class CellEstimator:
         """The full ``CellEstimate`` (favours, assembly counts, profiling GPU time); not cached."""
         if not self._feasible_shape(model, n_gpus, n_stages):
             return None
-        return estimate_cell(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params)
+        return estimate_cell(model, batch, self.hardware(gpu_type, model.family), n_gpus, n_stages,
+                            params=self.params)
 
     def cells(self, model: ModelInfo, batch: int, gpu_type: str, n_gpus: int) -> tuple[Cell, ...]:
         """Every feasible estimated Cell of the job on these GPUs, shallowest pipeline first."""
@@ -158,7 +162,7 @@ class CellEstimator:
         def compute():
             if n_gpus < 1:
                 return None
-            found = optimal_plan(model, batch, self.hardware(gpu_type), n_gpus, self.params)
+            found = optimal_plan(model, batch, self.hardware(gpu_type, model.family), n_gpus, self.params)
             return None if found is None else self._make("optimum", model, batch, gpu_type, n_gpus,
                                                          found[0], found[1], 0)
         return self._memo(key, compute)
@@ -169,7 +173,7 @@ class CellEstimator:
         if hit is not self:
             return hit is not None
         key = self._key("fits", model, batch, gpu_type, n_gpus, 0)
-        return self._memo(key, lambda: n_gpus >= 1 and plan_fits(model, batch, self.hardware(gpu_type),
+        return self._memo(key, lambda: n_gpus >= 1 and plan_fits(model, batch, self.hardware(gpu_type, model.family),
                                                                  n_gpus, self.params))
 
     adaptive = optimum  # the name the scheduler/simulator side uses for the ground truth
@@ -191,7 +195,7 @@ class CellEstimator:
         def compute():
             if not self._feasible_shape(model, n_gpus, n_stages):
                 return None
-            r = search(model, batch, self.hardware(gpu_type), n_gpus, n_stages, params=self.params)
+            r = search(model, batch, self.hardware(gpu_type, model.family), n_gpus, n_stages, params=self.params)
             return None if r is None else self._make(kind, model, batch, gpu_type, n_gpus,
                                                      r.iter_time, r.plan, r.cost)
         return self._memo(key, compute)
@@ -204,7 +208,7 @@ class CellEstimator:
             if n_gpus < 1:
                 return None
             plan = Plan((StagePlan(0, profile(model).n_layers, n_gpus, 1),))
-            t = plan_time(model, batch, plan, self.hardware(gpu_type), self.params)
+            t = plan_time(model, batch, plan, self.hardware(gpu_type, model.family), self.params)
             return None if t is None else self._make("dp_only", model, batch, gpu_type, n_gpus, t, plan, 1)
         return self._memo(key, compute)
 
