@@ -39,6 +39,8 @@ def _with_default_command(argv: list[str]) -> list[str]:
         return ["simulate"]
     if argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
         return ["simulate", *argv]
+    if argv[0] == "perf" and len(argv) > 1 and argv[1] in ("calibrate", "validate"):
+        return [f"perf-{argv[1]}", *argv[2:]]  # `perf MODEL N` keeps its positional form
     return argv
 
 

@@ -42,7 +42,11 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="random seed, 0 or more (synthetic trace and policies)")
     p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
                    help="performance model pricing allocations: adaptive (large models at their best "
-                        "3D-parallel plan, others by placement; default), placement, simple")
+                        "3D-parallel plan, others by placement; default), calibrated (adaptive with the "
+                        "parameters fitted to measured GPU runs, docs/perf-model.md), placement, simple")
+    p.add_argument("--perf-params", default=None, metavar="FILE",
+                   help="calibrated parameters from `dlsched perf calibrate --out FILE` (implies --perf "
+                        "calibrated; default: the fit shipped with dlsched)")
     p.add_argument("--tier-profile", default=None, metavar="NAME|CSV",
                    help="per-model communication overhead at the machine/rack/network tier, as a "
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
@@ -181,7 +185,10 @@ def perf_model(args, cluster: Cluster):
     from dlsched.perf.default import default_perf_model
     from dlsched.perf.measured.replay import with_throughputs
 
-    base = default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
+    perf_params = getattr(args, "perf_params", None)
+    name = "calibrated" if perf_params is not None and args.perf == "adaptive" else args.perf
+    base = default_perf_model(cluster, name, tier_profile=getattr(args, "tier_profile", None),
+                              perf_params=perf_params)
     return with_throughputs(base, getattr(args, "throughputs", None))
 
 

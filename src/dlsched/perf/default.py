@@ -8,10 +8,10 @@ if TYPE_CHECKING:  # kept out of the import: the CLI reads PERF_MODELS at start-
     from dlsched.cluster.topology import Cluster
     from dlsched.perf.base import PerfModel
 
-PERF_MODELS = ("adaptive", "truth", "placement", "simple")
+PERF_MODELS = ("adaptive", "calibrated", "truth", "placement", "simple")
 
 
-def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=None) -> PerfModel:
+def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=None, perf_params=None) -> PerfModel:
     """Build a perf model by name.
 
     ``adaptive`` (the default) prices the large models of the Crius zoo at
@@ -33,6 +33,10 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
     """
     if name not in PERF_MODELS:
         raise ValueError(f"unknown perf model {name!r}; choose one of {', '.join(PERF_MODELS)}")
+    if perf_params is not None and name != "calibrated":
+        from dlsched.errors import InputError
+
+        raise InputError(f"--perf-params applies to the calibrated model, not {name!r}", field="--perf-params")
     profile = None
     if tier_profile is not None:
         from dlsched.perf.comm.tier_profile import TierProfile
@@ -64,6 +68,10 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
 
         return TruthPerfModel(cluster, fallback=with_profile(PlacementPerfModel(cluster)),
                               estimator=shared_estimator(cluster))
+    if name == "calibrated":
+        from dlsched.perf.calibration.model import calibrated_model
+
+        return calibrated_model(cluster, perf_params, with_profile)
     return shared_adaptive_model(cluster, fallback=with_profile(PlacementPerfModel(cluster)))
 
 

@@ -34,8 +34,10 @@ class AdaptivePerfModel(PerfModel):
     """Iteration time of a large-model job at its full-space optimal plan."""
 
     def __init__(self, cluster: Cluster, fallback: PerfModel | None = None,
-                 params: CostParams = DEFAULT_PARAMS, estimator: CellEstimator | None = None):
+                 params: CostParams = DEFAULT_PARAMS, estimator: CellEstimator | None = None,
+                 spread_keep: float = SPREAD_FACTOR):
         super().__init__(cluster)
+        self.spread_keep = spread_keep  # throughput kept per halving of GPUs per node when spread
         self.estimator = estimator or CellEstimator(cluster, params)
         self.fallback = fallback or SimplePerfModel(cluster)
         self._large: dict = {}  # (model, variant) -> its ModelInfo if a large model, else None
@@ -52,7 +54,7 @@ class AdaptivePerfModel(PerfModel):
         needed = max(1, -(-len(gpus) // per_node))
         if len(nodes) <= needed:
             return 1.0
-        return SPREAD_FACTOR ** math.log2(len(nodes) / needed)
+        return self.spread_keep ** math.log2(len(nodes) / needed)
 
     def _gpu_lists(self) -> tuple[list[int], list[int], list[int]]:
         """The cluster's GPU type index and node per GPU, and GPUs per node, as lists: an allocation

@@ -59,8 +59,11 @@ class PlacementPerfModel(PerfModel):
     spec_keyed = True
 
     def __init__(self, cluster: Cluster, bucket_mb: float = 25.0, overlap: bool = True,
-                 profile: str | Path | cmp.ProfileTable | None = None, algorithm: str = "auto"):
+                 profile: str | Path | cmp.ProfileTable | None = None, algorithm: str = "auto",
+                 contention: dict[str, float] | None = None, utilisation: dict[str, float] | None = None):
         super().__init__(cluster)
+        # packing figures per family (None: interference.CONTENTION and the model's utilisation)
+        self.contention, self.utilisation = contention, utilisation
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown all-reduce algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
         self.bucket_mb = float(bucket_mb)
@@ -152,7 +155,7 @@ class PlacementPerfModel(PerfModel):
     def packing(self, jobs: Sequence[JobSpec], gpu_type: str) -> PackingResult:
         """As ``PerfModel.packing``, with utilisation from this model's compute profile."""
         gpu = self.cluster.gpu_types[self.cluster.type_id(gpu_type)]
-        return pack([packed_job(j, gpu, self.table) for j in jobs], gpu)
+        return pack([packed_job(j, gpu, self.table) for j in jobs], gpu, self.contention, self.utilisation)
 
     def describe(self) -> dict:
         return {"perf_model": type(self).__name__, "bucket_mb": self.bucket_mb, "overlap": self.overlap,

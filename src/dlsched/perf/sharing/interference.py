@@ -33,7 +33,7 @@ translation job (GNMT, also ``rnn``) the same, image CNNs nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from dlsched.cluster.gpus import GPUType
 from dlsched.errors import InputError
@@ -108,19 +108,27 @@ def packed_job(job: JobSpec, gpu: GPUType, table=None) -> PackedJob:
     return PackedJob(float(util), memory_footprint(model, batch), model.family)
 
 
-def pack(jobs: Sequence[PackedJob], gpu: GPUType) -> PackingResult:
-    """Speed factors of ``jobs`` sharing one GPU of type ``gpu`` (see the module notes)."""
+def pack(jobs: Sequence[PackedJob], gpu: GPUType, contention: Mapping[str, float] | None = None,
+         utilisation: Mapping[str, float] | None = None) -> PackingResult:
+    """Speed factors of ``jobs`` sharing one GPU of type ``gpu`` (see the module notes).
+
+    ``contention`` and ``utilisation`` (per family: ``p`` and a scale on each job's solo
+    utilisation) replace the defaults where given; ``dlsched.perf.calibration`` fits them
+    to Gavel's measured co-located throughputs.
+    """
     mem = sum(j.memory_bytes for j in jobs)
     cap = gpu.memory_bytes
     if mem > cap:
         return PackingResult(False, (0.0,) * len(jobs), mem, cap)
     if len(jobs) <= 1:
         return PackingResult(True, (1.0,) * len(jobs), mem, cap)
-    u = [min(1.0, max(0.01, j.utilisation)) for j in jobs]
+    scale = utilisation or {}
+    u = [min(1.0, max(0.01, j.utilisation * scale.get(j.family, 1.0))) for j in jobs]
     total = sum(u)
     out = []
     for i, j in enumerate(jobs):
-        p = CONTENTION.get(j.family, DEFAULT_CONTENTION)
+        p = contention[j.family] if contention and j.family in contention else CONTENTION.get(j.family,
+                                                                                             DEFAULT_CONTENTION)
         t = (1.0 - u[i]) + u[i] * (1.0 + (1.0 + p) * (total - u[i]))
         out.append(1.0 / t)
     return PackingResult(True, tuple(out), mem, cap)
