@@ -9,7 +9,8 @@ dominate in FLOPs terms), which makes any pair run at about half speed, while
 Gavel measured a median of 0.6; so two figures per model family are fitted,
 a scale on the utilisation (``u = min(1, s_f x u_model)``: the host-side share
 the FLOPs model does not see) and the contention ``p_f``, by robust least
-squares on log(packed / isolated speed).
+squares on log(packed / isolated speed).  Only the products (1 + p_f) s_f s_g
+are identified (see ``RIDGE``), and those are what the fit is tested on.
 
 **Spreading** (``unconsolidated`` tables): a job of n workers on n servers
 against the same job consolidated on one server; the throughput kept per
@@ -32,6 +33,10 @@ from dlsched.workload.models import get_model
 from dlsched.workload.readers.profiles import ColocatedRow, UnconsolidatedRow
 
 LOSS, F_SCALE = "soft_l1", 0.1
+# Below one (clipped) utilisation, a packed iteration takes 1 + (1 + p_f) s_f s_g u v of its solo time:
+# only the products (1 + p_f) s_f s_g are identified, so scaling every s by c and every 1 + p by 1/c^2
+# fits the same.  A weak pull of log s toward 0 picks one answer (the smallest change of utilisation).
+RIDGE = 1e-3
 P_BOUNDS = (-0.9, 5.0)  # contention: below -1 a packed kernel would run faster than alone
 S_BOUNDS = (0.05, 2.0)  # utilisation scale
 
@@ -130,9 +135,11 @@ def fit_packing(pairs: Sequence[PackedPair]) -> PackingFit:
     u0 = np.array([q.util for q in pairs])
     v0 = np.array([q.other_util for q in pairs])
 
+    ridge = math.sqrt(RIDGE)
+
     def residuals(x):  # vectorised: the fit is repeated once per held-out job type
         s = np.exp(x[n:])
-        return np.log(_speed(u0 * s[fi], v0 * s[fo], x[:n][fi])) - logm
+        return np.concatenate([np.log(_speed(u0 * s[fi], v0 * s[fo], x[:n][fi])) - logm, ridge * x[n:]])
 
     x0 = np.array([CONTENTION.get(f, DEFAULT_CONTENTION) for f in fams] + [0.0] * n)
     lo = [P_BOUNDS[0]] * n + [math.log(S_BOUNDS[0])] * n
