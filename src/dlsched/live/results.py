@@ -79,5 +79,10 @@ def write_live_results(store: Store, out_dir: str | Path, params: dict, num_gpus
     records = job_records(store)
     series = time_series(store)
     summary = summarize(records, series, num_gpus)
-    return write_results(out_dir, records, series, summary, {**params, "engine": "live",
-                                                            "num_gpus": num_gpus})
+    written = write_results(out_dir, records, series, summary, {**params, "engine": "live",
+                                                               "num_gpus": num_gpus})
+    # the measured iteration times in the profile format, so `dlsched perf calibrate` reads a live run
+    from dlsched.live.profile_export import FILE, export
+
+    export(store, Path(written) / FILE)
+    return written

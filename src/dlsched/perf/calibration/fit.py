@@ -85,7 +85,7 @@ def resolve_runs(rows: Sequence[IterationRow], cluster: Cluster) -> tuple[list[M
     base: dict[str, TierLinks] = {}
     for r in rows:
         try:
-            model = get_model(r.model, r.param)
+            model = get_model(r.model, r.param or None)
         except InputError:
             skipped.append(Skipped(r.line, f"model {r.model} {r.param} is not in the zoo"))
             continue

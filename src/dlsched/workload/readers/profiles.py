@@ -147,7 +147,8 @@ def _status_oom(row: Row) -> bool:
 
 
 def _arena_key(row: Row) -> tuple[str, str, int]:
-    return row.str("model").lower(), row.str("param"), row.int("batch_size", minimum=1)
+    # param may be empty: a zoo model without sizes (what a live run of such a model writes)
+    return row.str("model").lower(), row.str("param", ""), row.int("batch_size", minimum=1)
 
 
 def _gpu(row: Row, name: str) -> str:
