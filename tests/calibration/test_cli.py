@@ -81,10 +81,20 @@ def test_simulate_runs_with_perf_params(profile, tmp_path, shared_dir, capsys):
     (["perf", "bert", "6", "--params", "1.3B", "--cluster", "crius-sim", "--nodes", "4", "--gpus-per-node", "2"],
      "not 6"),
     (["simulate", "--perf", "placement", "--perf-params", "x.json"], "calibrated"),
+    (["perf", "bert", "8", "--params", "1.3B", "--perf-params", "nope.json"], "no such file"),
 ])
 def test_errors_are_clear(argv, words, capsys):
     assert main(argv) == 2
     assert words in capsys.readouterr().err
+
+
+def test_calibrate_refuses_tables_with_nothing_to_fit(tmp_path, capsys):
+    plans = tmp_path / "plans.csv"
+    plans.write_text("model,param,batch_size,gpu_type,nodes,gpus_per_node,plan_pp_dp_mp,compute_s,"
+                     "intra_stage_comm_s,inter_stage_comm_s,iter_time_s\nbert,1.3B,128,a100,1,2,1x2x1,5,0,0,5\n")
+    assert main(["perf", "calibrate", str(plans), "--out", str(tmp_path / "x.json")]) == 2
+    assert "nothing to fit" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_bad_params_file(tmp_path, capsys):

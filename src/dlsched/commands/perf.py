@@ -124,6 +124,10 @@ def run(args) -> int:
         args.gpus = args.nodes * args.gpus_per_node
     if args.gpus < 1:
         raise InputError("needs at least one GPU", field="gpus")
+    if args.perf_params is not None:  # a bad file is reported before any table is printed
+        from dlsched.perf.calibration.params import CalibratedParams
+
+        CalibratedParams.load(args.perf_params)
     if args.batch is not None and args.batch < 1:
         raise InputError("batch must be positive", field="--batch")
     cluster = Cluster.load(args.cluster)

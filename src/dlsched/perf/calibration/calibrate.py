@@ -133,6 +133,11 @@ def fit_all(ps: ProfileSet, cluster: Cluster, *, runs: Sequence[F.MeasuredRun] |
 def calibrate(paths: Sequence[str | Path], cluster_name: str = F.DEFAULT_CLUSTER) -> Fitted:
     """``dlsched perf calibrate``: fit on every row of the tables, with provenance."""
     ps = load_profiles(paths)
+    kinds = {t.kind for t in ps.tables}
+    if not kinds & {"iterations", "dp-memory", "colocated", "unconsolidated"}:
+        raise InputError("nothing to fit: give an iterations, dp-memory, colocated or unconsolidated table "
+                         f"(got: {', '.join(sorted(kinds | ({ISOLATED} if ps.isolated else set())))}); the "
+                         "plans table is only scored, by perf validate", field="PROFILE")
     cluster = Cluster.load(cluster_name)
     fitted = fit_all(ps, cluster)
     t = fitted.time
