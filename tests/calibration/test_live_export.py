@@ -33,7 +33,8 @@ def test_segments_become_iteration_rows(tmp_path):
     st.put_segment("j1", 2, **seg, gpus=b, iter_time=0.8, timed_iterations=30, mode="exclusive")
     st.put_segment("j1", 3, **seg, gpus=a, iter_time=2.0, timed_iterations=50, mode="packed")  # not a solo time
     st.put_segment("j2", 1, **seg, gpus=a + b, iter_time=0.3, timed_iterations=20, mode="exclusive")
-    st.put_segment("j3", 1, **seg, gpus=a + b[:1], iter_time=0.4, timed_iterations=20, mode="exclusive")  # 2 + 1: no shape
+    # 2 GPUs on one node and 1 on another: no nodes x gpus_per_node shape
+    st.put_segment("j3", 1, **seg, gpus=a + b[:1], iter_time=0.4, timed_iterations=20, mode="exclusive")
     rows, shapeless = iteration_rows(st)
     st.close()
     assert shapeless == 1

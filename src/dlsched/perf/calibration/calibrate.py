@@ -9,7 +9,6 @@ Every step is deterministic, so the same tables give the same file.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -159,7 +158,3 @@ def calibrate(paths: Sequence[str | Path], cluster_name: str = F.DEFAULT_CLUSTER
     }
     fitted.params = replace(fitted.params, provenance=prov)
     return fitted
-
-
-def relative_error(predicted: float, measured: float) -> float:
-    return abs(predicted / measured - 1.0) if math.isfinite(predicted) else math.inf

@@ -2,13 +2,15 @@
 
 Five CSV formats, told apart by their header as traces are (``detect_profile``):
 
-| kind | signature columns | one row is |
-| --- | --- | --- |
-| ``iterations`` | iter_time_s, status, gpus_per_node, nodes | the measured iteration time of a job's best plan on a placement (``status`` ok / oom) |
-| ``plans`` | plan_pp_dp_mp, compute_s, iter_time_s | an estimated plan (pipeline x data x tensor degree), its compute / communication split |
-| ``dp-memory`` | per_gpu_mem_gb, gpus | per-GPU memory of a data-parallel replica (``status`` ok / oom) |
-| ``colocated`` | other_job_type, steps_per_s, other_steps_per_s | two jobs packed on the same GPU(s), each one's throughput |
-| ``unconsolidated`` | steps_per_s_unconsolidated | a job's throughput with its workers spread over servers |
+- ``iterations`` (iter_time_s, status, gpus_per_node, nodes): the measured iteration
+  time of a job's best plan on a placement (``status`` ok / oom);
+- ``plans`` (plan_pp_dp_mp, compute_s, iter_time_s): an estimated plan (pipeline x
+  data x tensor degree) and its compute / communication split;
+- ``dp-memory`` (per_gpu_mem_gb, gpus): per-GPU memory of a data-parallel replica;
+- ``colocated`` (other_job_type, steps_per_s, other_steps_per_s): two jobs packed on
+  the same GPU(s), each one's throughput;
+- ``unconsolidated`` (steps_per_s_unconsolidated): a job's throughput with its
+  workers spread over servers.
 
 The first three are the Crius authors' Alpa tables, the last two Gavel's
 (``../shared/anchors/profiles/README.md``); a user's own measurements in the
