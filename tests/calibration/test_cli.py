@@ -44,8 +44,13 @@ def test_calibrate_writes_a_params_file(profile, tmp_path, capsys):
     assert err[len(err) // 2] < 0.03
 
 
-def test_validate_ends_with_the_held_out_line(profile, capsys):
-    assert main(["perf", "validate", str(profile), "--holdout", "gpu"]) == 0
+def test_validate_ends_with_the_held_out_line(profile, tmp_path, capsys):
+    rows = tmp_path / "rows.csv"
+    assert main(["perf", "validate", str(profile), "--holdout", "gpu", "--rows", str(rows)]) == 0
+    import csv
+
+    written = list(csv.DictReader(rows.open()))
+    assert len(written) == 36 and all(float(r["held_out_s"]) > 0 and float(r["in_sample_s"]) > 0 for r in written)
     last = capsys.readouterr().out.strip().splitlines()[-1]
     m = re.fullmatch(r"held-out median (\d+(?:\.\d+)?)% p90 (\d+(?:\.\d+)?)% \(rows (\d+)\)", last)
     assert m, last

@@ -59,6 +59,8 @@ def add_parser(sub) -> None:
                    help="what a fold leaves out: a model size, a GPU type, a job type / family, or nothing "
                         "(in-sample only); default size")
     v.add_argument("--cluster", default="crius-sim", help="whose link figures the fit scales (default crius-sim)")
+    v.add_argument("--rows", default=None, metavar="CSV",
+                   help="also write every scored run: measured, held-out and in-sample prices")
     v.set_defaults(func=run_validate)
 
 
@@ -97,10 +99,12 @@ def run_calibrate(args) -> int:
 def run_validate(args) -> int:
     import sys
 
-    from dlsched.perf.calibration.validate import lines, validate
+    from dlsched.perf.calibration.validate import lines, validate, write_rows
 
     rep = validate(args.profiles, args.holdout, args.cluster,
                    progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    if args.rows:
+        print(f"wrote {write_rows(rep, args.rows)} rows to {args.rows}")
     for line in lines(rep):
         print(line)
     return 0

@@ -209,6 +209,28 @@ def _spread_error(rows, keep) -> np.ndarray:
     return np.abs(PK.predict_spread(rows, keep) / np.array([r.measured for r in rows]) - 1.0)
 
 
+def write_rows(rep: Report, path) -> int:
+    """One CSV row per scored run: measured, held-out and in-sample prices (``perf validate --rows``)."""
+    import csv
+
+    inside = {id(s.run): s for s in rep.in_sample}  # the folds score the same run objects
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("line", "model", "param", "batch_size", "gpu_type", "nodes", "gpus_per_node", "measured_s",
+                    "held_out_s", "in_sample_s", "held_out_dp_over_best", "authors_dp_over_best"))
+        for s in sorted(rep.held_out, key=lambda s: s.run.row.line):
+            r = s.run.row
+            ins = inside.get(id(s.run))
+
+            def fmt(v):
+                return "" if v is None else ("inf" if not math.isfinite(v) else f"{v:.6f}")
+            w.writerow((r.line, r.model, r.param, r.batch, r.gpu_type, r.nodes, r.gpus_per_node,
+                        "oom" if r.oom else fmt(r.iter_time_s), fmt(s.predicted) if s.predicted else "oom",
+                        (fmt(ins.predicted) if ins.predicted else "oom") if ins else "",
+                        fmt(s.dp_ratio), fmt(rep.authors_dp.get(_key(s.run)))))
+    return len(rep.held_out)
+
+
 # ----------------------------------------------------------------------------- the printed report
 
 
