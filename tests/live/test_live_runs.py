@@ -36,6 +36,11 @@ def test_fcfs_runs_the_trace(fcfs_store, capsys):
     assert "fcfs" in capsys.readouterr().out
     doc = json.loads((out / "summary.json").read_text())
     assert doc["summary"]["finished"] == 6 and doc["params"]["engine"] == "live"
+    # the measured iteration times, in the profile format `dlsched perf calibrate` reads
+    from dlsched.workload.readers.profiles import read_profile
+
+    measured = read_profile(out / "measured-iterations.csv")
+    assert measured.kind == "iterations" and all(r.iter_time_s > 0 for r in measured.rows)
 
 
 def test_fidelity_against_the_simulator(fcfs_store):

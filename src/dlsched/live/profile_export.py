@@ -27,8 +27,12 @@ def iteration_rows(store) -> tuple[list[IterationRow], int]:
     from dlsched.live.jobfile import LiveJob
     from dlsched.live.raycluster import ClusterLayout
 
-    cluster = ClusterLayout.from_json(store.get_meta("layout")).cluster()
-    specs = {r["job_id"]: LiveJob.from_json(r["body"], r["arrival"]).spec for r in store.jobs()}
+    layout = store.get_meta("layout")
+    if layout is None:  # the service never started: nothing was measured
+        return [], 0
+    cluster = ClusterLayout.from_json(layout).cluster()
+    # only the model and batch are read; a job that never arrived still names them
+    specs = {r["job_id"]: LiveJob.from_json(r["body"], r["arrival"] or 0.0).spec for r in store.jobs()}
     node_of, type_of = cluster.gpu_node.tolist(), cluster.gpu_type_idx.tolist()
     acc: dict[tuple, list[float]] = {}
     shapeless = 0
