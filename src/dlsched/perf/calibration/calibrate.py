@@ -155,6 +155,22 @@ def calibrate(paths: Sequence[str | Path], cluster_name: str = F.DEFAULT_CLUSTER
                  "dp_memory": fitted.memory.rows if fitted.memory else 0,
                  "colocated": fitted.packing.rows if fitted.packing else 0},
         "skipped": [{"line": s.line, "reason": s.reason} for s in fitted.skipped],
+        "in_sample": _in_sample(ps, cluster, fitted.params),
     }
     fitted.params = replace(fitted.params, provenance=prov)
     return fitted
+
+
+def _in_sample(ps: ProfileSet, cluster: Cluster, params: CalibratedParams) -> dict:
+    """Relative iteration-time error on the fitted rows (held-out figures: ``perf validate``)."""
+    import numpy as np
+
+    runs, _ = F.resolve_runs(ps.rows("iterations"), cluster)
+    cost = params.cost_params()
+    priced = [(r, F.price_run(r, cost)) for r in runs if not r.row.oom]
+    err = [abs(t / r.row.iter_time_s - 1) for r, t in priced if t is not None]
+    if not err:
+        return {}
+    return {"iteration_time_median": round(float(np.median(err)), 4),
+            "iteration_time_p90": round(float(np.percentile(err, 90)), 4),
+            "measured_runs_priced_oom": sum(t is None for _, t in priced), "rows": len(err)}
