@@ -69,10 +69,13 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
 
 def comm_name(text: str) -> str:
     """argparse type for ``--comm``: runs only when the flag is given, so start-up imports no policy."""
-    from dlsched.comm.registry import COMM_POLICIES
+    from dlsched.comm.registry import COMM
+    from dlsched.errors import InputError
 
-    if text not in COMM_POLICIES:
-        raise argparse.ArgumentTypeError(f"unknown communication policy {text!r}; known: {', '.join(COMM_POLICIES)}")
+    try:  # a built-in, an installed plugin, or a file.py:Factory / module:Factory reference
+        COMM.get(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(e.reason) from None
     return text
 
 
