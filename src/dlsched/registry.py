@@ -123,6 +123,7 @@ class Registry(Generic[T]):
     discover: Callable[[], dict[str, str]] | None = None  # every built-in name -> its target (listing)
     locate: Callable[[str], str | None] | None = None      # one built-in name -> its target (cheaper)
     _builtins: dict[str, str] = field(default_factory=dict)       # name -> "module:attr" or "module"
+
     _summaries: dict[str, str] = field(default_factory=dict)
     _objects: dict[str, T] = field(default_factory=dict)
     _entries: dict[str, Entry] = field(default_factory=dict)
@@ -132,9 +133,14 @@ class Registry(Generic[T]):
         _ALL.append(self)
 
     # ------------------------------------------------------------ declaring
-    def add(self, name: str, target: str, summary: str = "") -> None:
-        """A built-in, loaded on first use: ``"module:attr"``."""
-        self._builtins[name] = target
+    def add(self, name: str, target, summary: str = "") -> None:
+        """A built-in: ``"module:attr"`` (imported on first use), or the object itself."""
+        if isinstance(target, str):
+            self._builtins[name] = target
+        else:
+            self._objects[name] = target
+            where = getattr(target, "__module__", None) or getattr(getattr(target, "func", None), "__module__", "?")
+            self._entries[name] = Entry(name, name, "built-in", f"{where}:{name}")
         if summary:
             self._summaries[name] = summary
 

@@ -135,6 +135,11 @@ def load_spec(name_or_path: str | Path) -> ClusterSpec:
         path = Path(name_or_path)
         if path.suffix in (".yaml", ".yml") or path.exists():
             return parse_spec(read_yaml_file(path), str(path))
-        raise UnknownNameError("cluster spec", str(name_or_path), shipped_specs())
+        from dlsched.cluster.shipped import cluster_names, plugin_spec_file
+
+        plugin = plugin_spec_file(str(name_or_path))
+        if plugin is None:
+            raise UnknownNameError("cluster spec", str(name_or_path), cluster_names())
+        return parse_spec(plugin.read_text(), f"{name_or_path} ({plugin})")
     text = (resources.files("dlsched.cluster") / "specs" / f"{name}.yaml").read_text()
     return parse_spec(text, f"{name}.yaml")

@@ -35,7 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlsched.errors import InputError
-from dlsched.perf.default import PERF_MODELS
+from dlsched.perf.default import PERF
 from dlsched.yamlinput import line_of, load_yaml, read_yaml_file, validate
 
 
@@ -96,8 +96,8 @@ class ExperimentFile(_Strict):
     @field_validator("perf")
     @classmethod
     def _perf(cls, v):
-        if v not in PERF_MODELS:
-            raise ValueError(f"unknown perf model '{v}'; known: {', '.join(PERF_MODELS)}")
+        if v not in PERF:  # a built-in, an installed plugin or a file.py:factory reference
+            raise ValueError(f"unknown perf model '{v}'; known: {', '.join(PERF.names())}")
         return v
 
     @field_validator("sweep")
@@ -181,7 +181,8 @@ def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
     exp = validate(ExperimentFile, data, root, source)
     data = _resolve_paths(data, path.parent)
     # every policy as {name, options}, so sweep paths like policies.1.options.depth always lead somewhere
-    data["policies"] = [{"name": p.name, "options": dict(p.options)} for p in exp.policy_entries()]
+    data["policies"] = [{"name": _plugin_path(p.name, path.parent), "options": dict(p.options)}
+                        for p in exp.policy_entries()]
     keys = list(exp.sweep)
     runs: list[Run] = []
     checked: set[str] = set()
@@ -202,8 +203,26 @@ def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
             for i, entry in enumerate(point["policies"]):
                 _check_policy(i, entry, root, source, checked)
                 one = {**point, "policies": [entry]}
-                runs.append(Run(_point_name(values, seed), values, seed, entry["name"], one))
+                runs.append(Run(_point_name(values, seed), values, seed, _label(entry["name"]), one))
     return exp, runs
+
+
+def _plugin_path(name: str, base: Path) -> str:
+    """A ``file.py:Class`` policy reference relative to the experiment file, made absolute (as cluster
+    paths are), so the file runs from any directory; names and module references pass unchanged."""
+    from dlsched.registry import is_reference
+
+    file, sep, attr = name.rpartition(":") if not name.endswith(".py") else (name, "", "")
+    if not is_reference(name) or not file.endswith(".py") or Path(file).is_absolute():
+        return name
+    return f"{(base / file).resolve()}{sep}{attr}"
+
+
+def _label(name: str) -> str:
+    """A policy's short name for the run's directory and table row (a plugin file's class name)."""
+    from dlsched.policies.registry import policy_entry
+
+    return policy_entry(name).label
 
 
 def _validate_point(point: dict, root, source: str, values) -> ExperimentFile:
