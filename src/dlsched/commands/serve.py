@@ -18,6 +18,9 @@ def add_parser(sub) -> None:
     p.add_argument("--emulate", default="3x2:A40",
                    help="without --address: emulated nodes, NODESxGPUS[:TYPE][@RACK],... (default 3x2:A40)")
     add_state_arg(p)
+    p.add_argument("--allow-scripts", action="append", default=[], metavar="DIR",
+                   help="a folder job scripts may be in besides each job file's own (repeatable; also "
+                        "DLSCHED_SCRIPT_DIRS); any other script path is refused")
     p.add_argument("--submit", action="append", default=[], metavar="JOB_YAML",
                    help="submit these job files first (repeatable)")
     p.add_argument("--out", default=None, help="write jobs.csv / series.csv / summary.json here "
@@ -106,7 +109,7 @@ def run(args) -> int:
     import ray  # without the live extra, fail here: before any state is written
 
     # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
-    jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state))]
+    jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state), args.allow_scripts)]
     emulators = parse_emulation(args.emulate) if args.address is None else None
     again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in _known_jobs(args.state))
     if again:  # before Ray starts, not after
@@ -140,7 +143,7 @@ def run(args) -> int:
         try:
             if jobs:  # after the workers are up, so arrival times do not include Ray's start-up
                 # again, against the cluster now known: a job that could never run here is refused
-                jobs = [j for path in args.submit for j in load_jobs(path, service.capacity)]
+                jobs = [j for path in args.submit for j in load_jobs(path, service.capacity, args.allow_scripts)]
                 store.submit(jobs, source=", ".join(args.submit))
         except BaseException:
             service.close()

@@ -50,6 +50,7 @@ from dlsched.live.checkpoints import read_checkpoint_meta
 from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
 from dlsched.live.calibrated import MeasuredPerfModel
 from dlsched.live.guards import GuardsMixin
+from dlsched.live.private import private_file
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.occupancy import PhysicalMap
 from dlsched.live.raycluster import ClusterLayout, layout_from_ray
@@ -116,7 +117,7 @@ class Segment:
 
 def _lock(state_dir: Path):
     """One service per state directory: an flock that the kernel drops if the process dies."""
-    f = open(state_dir / "serve.lock", "w")
+    f = open(private_file(state_dir / "serve.lock"), "w")
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
