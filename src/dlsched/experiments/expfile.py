@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -172,8 +173,12 @@ def _resolve_paths(doc: dict, base: Path) -> dict:
     return doc
 
 
-def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
-    """Read and validate an experiment file; returns it and its runs in a fixed order."""
+def load_experiment(path, progress: Callable[[int, int], None] | None = None) -> tuple[ExperimentFile, list[Run]]:
+    """Read and validate an experiment file; returns it and its runs in a fixed order.
+
+    ``progress(done, total)`` is called as the sweep's points are expanded and checked (a
+    million-point sweep takes a while before its first run), first with ``done = 0``.
+    """
     path = Path(path)
     source = str(path)
     root, data = load_yaml(read_yaml_file(path), source, "an experiment file must be a mapping "
@@ -185,9 +190,14 @@ def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
     keys = list(exp.sweep)
     runs: list[Run] = []
     checked: set[str] = set()
+    total = math.prod(len(exp.sweep[k]) for k in keys) * len(exp.seeds)
+    done = 0
     for combo in itertools.product(*(exp.sweep[k] for k in keys)):
         values = tuple(zip(keys, combo))
         for seed in exp.seeds:
+            if progress is not None:
+                progress(done, total)
+            done += 1
             point = copy.deepcopy(data)
             point.pop("sweep", None)
             point["seeds"] = [seed]
