@@ -93,6 +93,15 @@ class ServiceConfig:
     comm: str | None = None  # communication policy to ask and record (live/comm_record.py); None: none
     comm_levels: int = 8
     comm_reserved: int = 2
+    # a running segment whose rank 0 counts no iteration for this long is stalled: its GPUs are freed and
+    # the job retried within max_restarts.  None: sized to the job's own measured iteration time
+    # (stall_factor x, at least stall_min_s), so a slow job is not mistaken for a stuck one
+    stall_timeout_s: float | None = None
+    stall_factor: float = 20.0
+    stall_min_s: float = 60.0
+
+
+_RESTART_GRACE_S = 120.0  # a killed worker process gets this long to come back before it is killed again
 
 
 @dataclass
@@ -110,6 +119,9 @@ class Segment:
     stop_sent_at: float | None = None
     iter_start: int = 0
     not_before: float = 0.0  # a re-planning cost the policy charged holds the launch until then
+    killed_at: float | None = None  # when its hung worker processes were last restarted
+    progress_at: float | None = None  # when rank 0's iteration count last moved (the watchdog's clock)
+    progress_iter: float = -1.0
     outcomes: dict = field(default_factory=dict)  # rank -> finished|stopped|failed|lost once it ended
     rank0: dict | None = None  # rank 0's last status reply (progress, times)
     mode: str = "exclusive"  # the allocation's sharing mode: exclusive | packed | sliced
@@ -543,18 +555,38 @@ class LiveService(GuardsMixin):
             elif seg.state == "launching" and seg.launched_at is not None \
                     and now - seg.launched_at > self.cfg.launch_timeout_s:
                 self._fault(job, now, "no first iteration within the launch timeout")
+            elif (stalled := self._stalled(seg, job, now)) is not None:
+                self._fault(job, now, f"stalled: no iteration for {stalled:.0f} s")
             return
         if not any(self.phys.holds(g, seg) for g in seg.gpus):
             decided = [o for o in outcomes if o]
             outcome = ("failed" if bad else decided[0]) if decided else "ended"
             self._end_segment(seg, now, outcome, rank0)
-        elif seg.stop_sent_at is not None and now - seg.stop_sent_at > self.cfg.stop_timeout_s:
+        elif seg.stop_sent_at is not None and now - seg.stop_sent_at > self.cfg.stop_timeout_s \
+                and (seg.killed_at is None or now - seg.killed_at > _RESTART_GRACE_S):
             for g in seg.gpus:  # hung (e.g. waiting on a dead peer): restart the worker process
                 if self.phys.holds(g, seg):
                     self.ray.kill(self.slots[g], no_restart=False)
                     self.unready.add(g)
-            seg.stop_sent_at = now
+            # once: a restarting worker answers no poll for seconds, and killing it again then
+            # restarts it again, so it never comes back and the GPU stays held
+            seg.killed_at = now
             st.event(now, seg.job_id, "kill-hung", segment=seg.number)
+
+    def _stalled(self, seg: Segment, job: JobState, now: float) -> float | None:
+        """Seconds since rank 0 last counted an iteration, if past the watchdog's limit; else None."""
+        counted = (seg.rank0 or {}).get("iterations")
+        if seg.state != "running" or counted is None:
+            return None
+        if counted != seg.progress_iter or seg.progress_at is None:
+            seg.progress_iter, seg.progress_at = counted, now
+            return None
+        limit = self.cfg.stall_timeout_s
+        if limit is None:
+            per_iter = 1.0 / job.rate if job.rate > 0 else 0.0
+            limit = max(self.cfg.stall_min_s, self.cfg.stall_factor * per_iter)
+        quiet = now - seg.progress_at
+        return quiet if quiet > limit else None
 
     def _progress(self, job: JobState, seg: Segment, r: dict, now: float) -> None:
         st = self.store
