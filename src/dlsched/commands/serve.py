@@ -40,6 +40,10 @@ def add_parser(sub) -> None:
     p.add_argument("--restart-backoff", type=float, default=2.0, metavar="SECONDS",
                    help="wait before a failed job's n-th restart in a row: this x 2^(n-1), at most 60 s "
                         "(default 2)")
+    p.add_argument("--stall-timeout", type=float, default=None, metavar="SECONDS",
+                   help="a running job that counts no iteration for this long is stalled: its GPUs are "
+                        "freed and it is retried within --max-restarts (default: 20x its measured "
+                        "iteration time, at least 60 s)")
     p.add_argument("--slice-quantum", type=float, default=None, metavar="SECONDS",
                    help="time-sliced jobs take turns on their GPUs by this quantum, each switch a real "
                         "suspend and resume (default: half the policy's quantum_s, else 60)")
@@ -76,7 +80,8 @@ def _check_numbers(args) -> None:
 
     for flag, value, low in (("--max-time", args.max_time, 0.0), ("--tick", args.tick, 0.0),
                              ("--restart-backoff", args.restart_backoff, -1e-12),
-                             ("--slice-quantum", args.slice_quantum, 0.0)):
+                             ("--slice-quantum", args.slice_quantum, 0.0),
+                             ("--stall-timeout", args.stall_timeout, 0.0)):
         if value is not None and not value > low:  # also catches nan
             raise InputError(f"must be {'positive' if low == 0 else 'zero or more'}, got {value}", field=flag)
     if not 0 <= args.status_port <= 65535:
@@ -133,6 +138,7 @@ def run(args) -> int:
                             max_time_s=args.max_time, namespace=args.namespace,
                             stop_workers_on_exit=not args.keep_workers, max_restarts=args.max_restarts,
                             restart_backoff_s=args.restart_backoff, slice_quantum_s=args.slice_quantum,
+                            stall_timeout_s=args.stall_timeout,
                             comm=args.comm, comm_levels=args.comm_levels, comm_reserved=args.comm_reserved)
         service = LiveService(store, policy, cfg)
         import signal

@@ -228,6 +228,10 @@ class LiveService(GuardsMixin):
         """
         st = self.store
         now = st.now()
+        # the old cluster went down with the service (an emulated one dies with its process): its jobs
+        # stopped holding GPUs at the service's last heartbeat, not now, so the downtime is not run time
+        beat = st.heartbeat()
+        down_at = min(now, beat["wall"] - st.epoch) if beat else now
         layout = layout_from_ray(self.ray.nodes())
         with st.tx():
             rows = st.jobs("running")
@@ -241,7 +245,18 @@ class LiveService(GuardsMixin):
                 meta = read_checkpoint_meta(self._ckpt_dir(jid))
                 done = float(meta["iteration"]) if meta else 0.0
                 held = row["held_since"]
-                ran = max(0.0, now - held) if held is not None else 0.0
+                if meta is not None and done >= row["total_iterations"]:
+                    # its last iteration and final checkpoint came before the crash: it finished
+                    end = min(down_at, max(held or 0.0, meta.get("time", 0.0) - st.epoch))
+                    ran = max(0.0, end - held) if held is not None else 0.0
+                    st.update_job(jid, status="finished", allocation=None, held_since=None, done_iterations=done,
+                                  finish_time=end, run_time=row["run_time"] + ran,
+                                  gpu_seconds=row["gpu_seconds"] + ran * gpu_share(allocs[jid], holders))
+                    st.db.execute("UPDATE segments SET state='finished', ended_at=?, iter_end=? "
+                                  "WHERE job_id=? AND ended_at IS NULL", (end, int(done), jid))
+                    st.event(now, jid, "finish", segment=row["segment"], finish=end, recovered=True)
+                    continue
+                ran = max(0.0, down_at - held) if held is not None else 0.0
                 st.update_job(jid, status="suspended", allocation=None, held_since=None, done_iterations=done,
                               restarts=row["restarts"] + 1, queued_since=now, run_time=row["run_time"] + ran,
                               gpu_seconds=row["gpu_seconds"] + ran * gpu_share(allocs[jid], holders))
@@ -316,6 +331,12 @@ class LiveService(GuardsMixin):
                 for g, s in zip(gpus, seen):
                     if s.get("state") == "running":
                         self.phys.add(g, seg)
+                meta = read_checkpoint_meta(self._ckpt_dir(job.job_id))
+                if meta is not None and meta["iteration"] >= job.total_iterations:
+                    # it reached its last iteration and final checkpoint before going: finished, not a fault
+                    job.done_iterations = float(job.total_iterations)
+                    self._finish(job, seg, {"end_wall": meta.get("time"), "iterations": job.total_iterations}, now)
+                    continue
                 self._fault(job, now, "lost while the scheduler was down")
         # anything still running that is not an adopted current segment must stop
         for g, s in statuses.items():
