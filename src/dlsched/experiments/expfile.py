@@ -208,6 +208,7 @@ def load_experiment(path, progress: Callable[[int, int], None] | None = None) ->
                     raise InputError(f"sweep path '{k}' does not lead into the experiment document",
                                      file=source, line=line_of(root, ("sweep", k)), field=f"sweep.{k}") from None
             resolved = _validate_point(point, root, source, values)
+            _check_size(resolved, root, source, values)
             _check_cluster(resolved.cluster, root, source, values, checked)
             for i, entry in enumerate(point["policies"]):
                 _check_policy(i, entry, root, source, checked)
@@ -230,6 +231,20 @@ def _validate_point(point: dict, root, source: str, values) -> ExperimentFile:
         raise InputError(f"{err['msg'].removeprefix('Value error, ')} (at {field} = "
                          f"{dict(values).get(key, '?') if key else '?'})", file=source,
                          line=line_of(root, where), field=f"sweep.{key}" if key else field) from None
+
+
+def _check_size(exp: ExperimentFile, root, source: str, values) -> None:
+    """A synthetic job count whose state would not fit in memory is refused at its line, before any run."""
+    from dlsched.memory import check_memory
+
+    synthetic = exp.workload.synthetic
+    if synthetic is None:
+        return
+    path = ("workload", "synthetic", "jobs")
+    key = next((k for k, _ in values if k == ".".join(path)), None)
+    where = ("sweep", key) if key else path
+    check_memory(synthetic.jobs, option=f"sweep.{key}" if key else ".".join(path), file=source,
+                 line=line_of(root, where))
 
 
 def _check_cluster(cluster, root, source: str, values, checked: set[str]) -> None:
