@@ -39,6 +39,21 @@ def _serve(tmp_path, state, *extra):
                             start_new_session=True)
 
 
+def _session(sid: int) -> list[str]:
+    """Command lines of the live processes in session ``sid`` (zombies are gone already)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid and fields[0] != "Z":
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    found.append(f.read().replace(b"\0", b" ").decode(errors="replace")[:120])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
 def test_serve_killed_with_sigkill_loses_and_double_counts_nothing(tmp_path):
     pytest.importorskip("ray")
     (tmp_path / "train.py").write_text(TRAIN)
@@ -74,6 +89,11 @@ def test_serve_killed_with_sigkill_loses_and_double_counts_nothing(tmp_path):
         if second.poll() is None:
             os.killpg(second.pid, signal.SIGKILL)
     assert second.returncode == 0, out
+    # a clean exit leaves no process of its own behind: the emulated cluster's Ray processes went with it
+    end = time.monotonic() + 30
+    while _session(second.pid) and time.monotonic() < end:
+        time.sleep(1.0)
+    assert not _session(second.pid), _session(second.pid)
     rows = {r["job_id"]: r for r in store.jobs()}
     assert {j: r["status"] for j, r in rows.items()} == dict.fromkeys(("quick", "lingers", "long1", "long2"),
                                                                         "finished")
