@@ -34,7 +34,7 @@ def shipped_name(name_or_path) -> str | None:
     """The shipped spec ``name_or_path`` names, or None where ``load_spec`` would read a file
     (a .yaml/.yml path or an existing file wins over a shipped name, as there)."""
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    if path.suffix in (".yaml", ".yml") or path_given(path):
         return None
     name = str(name_or_path)
     return name if name in _names() else None
@@ -63,6 +63,14 @@ def plugin_spec_file(name: str):
 def cluster_names() -> list[str]:
     """Shipped specs, then installed cluster plugins."""
     return shipped_specs() + sorted(n for n in CLUSTERS.plugins() if n not in _names())
+
+
+def path_given(path: Path) -> bool:
+    """True when ``path`` exists, or is a name the system refuses to look up (read as a file, then refused)."""
+    try:
+        return path.exists()
+    except OSError:  # a name the system refuses (too long): a file path, which load_spec reports
+        return True
 
 
 SIDECAR = "shipped.json"  # in specs/: every shipped YAML as plain data, written by write_sidecar()

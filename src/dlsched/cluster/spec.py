@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from dlsched.cluster.gpus import gpu_type
 from dlsched.cluster.intra_defaults import INTRA_DEFAULTS, intra_value  # noqa: F401  (re-exported)
-from dlsched.cluster.shipped import shipped_name, shipped_specs  # noqa: F401  (shipped_specs re-exported)
+from dlsched.cluster.shipped import path_given, shipped_name, shipped_specs  # noqa: F401  (shipped_specs re-exported)
 from dlsched.errors import UnknownNameError
 from dlsched.yamlinput import load_yaml, read_yaml_file, validate
 
@@ -133,7 +133,7 @@ def load_spec(name_or_path: str | Path) -> ClusterSpec:
     name = shipped_name(name_or_path)
     if name is None:
         path = Path(name_or_path)
-        if path.suffix in (".yaml", ".yml") or path.exists():
+        if path.suffix in (".yaml", ".yml") or path_given(path):
             return parse_spec(read_yaml_file(path), str(path))
         from dlsched.cluster.shipped import cluster_names, plugin_spec_file
 
