@@ -17,16 +17,17 @@ def add_parser(sub) -> None:
     p.add_argument("--policies", default="fcfs,fcfs-backfill",
                    help="comma-separated policy names (default fcfs,fcfs-backfill)")
     p.add_argument("--out", default="runs/compare", help="results root (default runs/compare)")
+    c.add_output_args(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from dlsched.commands._jobs import load_jobs
     from dlsched.commands._preflight import check_out_dir
-    from dlsched.policies.registry import make_policy, used_options
+    from dlsched.policies.registry import used_options
     from dlsched.report.io import strict_json, write_results
     from dlsched.report.tables import print_summaries
-    from dlsched.sim.engine import Simulator
+    from dlsched.run.build import build_policy, prepare
+    from dlsched.run.params import run_params
 
     names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
     if not names:
@@ -36,18 +37,18 @@ def run(args) -> int:
     for name in names:
         check_out_dir(f"{args.out}/{name}")
     options = c.policy_options(args.option, names)
-    policies = [make_policy(n, **options[n]) for n in names]  # fail on a bad name before any work
-    cluster = c.load_cluster(args.cluster, args.placement)
-    perf = c.perf_model(args, cluster)
-    jobs, info = load_jobs(args, cluster, perf)
+    specs = [c.spec_from_args(args, n, options[n]) for n in names]
+    policies = [build_policy(s.policy) for s in specs]  # fail on a bad name before any work
+    prep = prepare(specs[0])  # one cluster, perf model and job list for every policy
+    cluster, jobs, info = prep.cluster, prep.jobs, prep.info
     summaries = {}
-    for name, policy in zip(names, policies):
+    for name, spec, policy in zip(names, specs, policies):
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
-            result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
-                               contention=c.contention_model(args, cluster)).run(progress=cb)
+            result = prep.simulator(policy=policy).run(progress=cb)
         out = write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
-                            {**result.params, **info, "policy_options": used_options(name, options[name])},
+                            run_params(result.params, info, spec, used_options(name, options[name])),
                             timings=result.stats)
+        c.write_format(out, args.out_format)
         c.write_links(out, result.links)
         summaries[name] = result.summary
     (Path(args.out) / "compare.json").write_text(strict_json(
