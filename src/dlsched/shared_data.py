@@ -27,6 +27,11 @@ def set_data_dir(path: str | os.PathLike | None) -> None:
     _chosen = None if path is None else Path(path)
 
 
+def chosen() -> Path | None:
+    """The folder ``set_data_dir`` chose (None: none chosen)."""
+    return _chosen
+
+
 def candidates(cwd: Path | None = None, env: dict | None = None) -> list[tuple[Path, str]]:
     """Each place the folder may be, in order, with where the choice came from."""
     env = os.environ if env is None else env

@@ -142,14 +142,6 @@ def add_output_args(p: argparse.ArgumentParser) -> None:
                         "and dlsched.load_results read both")
 
 
-def write_format(out_dir, fmt: str) -> None:
-    """The results' tables in ``fmt`` (they are written as CSV first: that writer is the reference)."""
-    if fmt != "csv":
-        from dlsched.report.frames import csv_to_parquet
-
-        csv_to_parquet(out_dir)
-
-
 _IGNORED_WITH_SPEC = ("quiet", "synthetic")  # neither changes a run's results
 
 
@@ -170,20 +162,6 @@ def spec_given(args) -> RunSpec | None:
         flags = ", ".join("--" + k.replace("_", "-") for k in given)
         raise InputError(f"--spec describes the whole run; drop {flags} (or drop --spec)", field="--spec")
     return read_spec(args.spec)
-
-
-def write_links(out_dir, rows) -> None:
-    """``links.csv`` (time, link, utilisation) beside a run's results, when the run has one."""
-    if not rows:
-        return
-    import csv
-    from pathlib import Path
-
-    with open(Path(out_dir) / "links.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["time", "link", "utilisation"])
-        for t, link, u in rows:
-            w.writerow([repr(round(t, 6)), link, repr(round(u, 6))])
 
 
 def progress_bar(quiet: bool, label: str):

@@ -24,10 +24,10 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from dlsched.commands._preflight import check_out_dir
     from dlsched.policies.registry import used_options
-    from dlsched.report.io import strict_json, write_results
+    from dlsched.report.io import strict_json
     from dlsched.report.tables import print_summaries
     from dlsched.run.build import build_policy, prepare
-    from dlsched.run.params import run_params
+    from dlsched.run.execute import execute
 
     names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
     if not names:
@@ -38,19 +38,15 @@ def run(args) -> int:
         check_out_dir(f"{args.out}/{name}")
     options = c.policy_options(args.option, names)
     specs = [c.spec_from_args(args, n, options[n]) for n in names]
-    policies = [build_policy(s.policy) for s in specs]  # fail on a bad name before any work
+    for s in specs:  # fail on a bad name before any work
+        build_policy(s.policy)
     prep = prepare(specs[0])  # one cluster, perf model and job list for every policy
     cluster, jobs, info = prep.cluster, prep.jobs, prep.info
     summaries = {}
-    for name, spec, policy in zip(names, specs, policies):
+    for name, spec in zip(names, specs):
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
-            result = prep.simulator(policy=policy).run(progress=cb)
-        out = write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
-                            run_params(result.params, info, spec, used_options(name, options[name])),
-                            timings=result.stats)
-        c.write_format(out, args.out_format)
-        c.write_links(out, result.links)
-        summaries[name] = result.summary
+            run = execute(spec, f"{args.out}/{name}", prepared=prep, out_format=args.out_format, progress=cb)
+        summaries[name] = run.result.summary
     (Path(args.out) / "compare.json").write_text(strict_json(
         {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info, "policies": names,
                     "policy_options": {n: used_options(n, options[n]) for n in names}},

@@ -31,37 +31,29 @@ def run(args) -> int:
         print("clusters:", ", ".join(shipped_specs()))
         return 0
     from dlsched.commands._preflight import check_out_dir
-    from dlsched.policies.registry import used_options
-    from dlsched.report.io import write_results
     from dlsched.report.tables import print_summaries
-    from dlsched.run.build import build_policy, prepare
-    from dlsched.run.params import run_params
+    from dlsched.run.build import build_policy
+    from dlsched.run.execute import execute
 
     # everything the user typed is checked before the (possibly long) run
     check_out_dir(args.out)
     spec = c.spec_given(args) or c.spec_from_args(args)
-    policy = build_policy(spec.policy)
-    prep = prepare(spec)
-    cluster, jobs, info = prep.cluster, prep.jobs, prep.info
-    sim = prep.simulator(policy=policy)
-    with c.progress_bar(args.quiet, f"{policy.name} on {cluster.name}") as cb:
-        result = sim.run(progress=cb)
-    params = run_params(result.params, info, spec, used_options(spec.policy.name, spec.policy.options))
-    out = write_results(args.out, result.records, result.series, result.summary, params,
-                        timings=result.stats)
-    c.write_format(out, args.out_format)
+    label = f"{build_policy(spec.policy).name} on {spec.cluster.name}"  # a bad policy fails before any job is read
+    with c.progress_bar(args.quiet, label) as cb:
+        run = execute(spec, args.out, out_format=args.out_format, progress=cb)
+    result, out = run.result, run.out
+    cluster, jobs, info = run.prepared.cluster, run.prepared.jobs, run.prepared.info
     from dlsched.report.provenance import args_config, write_provenance
 
     write_provenance(out, args_config(args), spec.seed, getattr(args, "argv", None))
     if args.timeline:
         from dlsched.report.timeline import write_timeline
 
-        write_timeline(args.timeline, result.events, title=f"{policy.name} on {cluster.name}")
+        write_timeline(args.timeline, result.events, title=f"{result.params['policy']} on {cluster.name}")
         print(f"timeline in {args.timeline} (open in ui.perfetto.dev)")
-    c.write_links(out, result.links)
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {spec.seed}")
-    print_summaries({policy.name: result.summary})
+    print_summaries({result.params['policy']: result.summary})
     st = result.stats
     print(f"simulated {st['events']} events in {st['wall_s']:.2f} s ({st['events_per_s']:.0f} events/s); "
           f"results in {out}/")
