@@ -14,7 +14,7 @@ from dlsched.run.params import read_spec
 
 def test_round_trip_through_json():
     spec = RunSpec(workload=WorkloadSpec(jobs=40, days=0.5), cluster=ClusterSpec("crius-testbed", "first-free"),
-                   policy=PolicySpec("tiresias", {"queues": 3}), network=NetworkSpec("flow"), seed=4)
+                   policy=PolicySpec("tiresias", {"round_s": 60.0}), network=NetworkSpec("flow"), seed=4)
     again = RunSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
     assert again == spec and RunSpec.from_dict({}) == RunSpec()
 
