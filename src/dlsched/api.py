@@ -22,8 +22,7 @@ from typing import Any
 
 from dlsched import defaults as D
 from dlsched.errors import InputError
-from dlsched.run.spec import (DEFAULT_CLUSTER, ClusterSpec, EngineSpec, NetworkSpec, PerfSpec, PolicySpec,
-                              RunSpec, WorkloadSpec)
+from dlsched.run.spec import DEFAULT_CLUSTER, RunSpec
 
 
 @dataclass
@@ -87,16 +86,24 @@ def make_spec(*, cluster: str | dict = DEFAULT_CLUSTER, placement: str = "packed
          debug: bool = False) -> RunSpec:
     """The ``RunSpec`` the keywords describe; ``option``: ``KEY=VALUE`` texts as ``--option``,
     ``options``: typed values ({"round_s": 60.0}); both are checked against the policy."""
+    if not isinstance(policy, str):
+        raise InputError(f"policy must be a policy name, got {policy!r}", field="policy")
+    if isinstance(option, str):
+        option = [option]
     typed = _policy_options(list(option), options, [policy])[policy]
-    return RunSpec(
-        workload=WorkloadSpec(trace=None if trace is None else str(trace), format=format, jobs=jobs, days=days,
-                              skip_bad_rows=skip_bad_rows, fit_requests=fit_requests, load=load),
-        cluster=ClusterSpec(cluster if isinstance(cluster, dict) else str(cluster), placement),
-        policy=PolicySpec(policy, typed),
-        perf=PerfSpec(perf, tier_profile, None if throughputs is None else str(throughputs)),
-        network=NetworkSpec(network, comm, comm_levels, comm_reserved, charge_self_collisions),
-        engine=EngineSpec(start_overhead, restore_base, restore_per_gb, checkpoint_interval, max_time, debug),
-        seed=seed)
+    doc = {"workload": {"trace": None if trace is None else str(trace), "format": format, "jobs": jobs, "days": days,
+                        "skip_bad_rows": skip_bad_rows, "fit_requests": fit_requests, "load": load},
+           "cluster": {"name": cluster if isinstance(cluster, dict) else str(cluster), "placement": placement},
+           "policy": {"name": policy, "options": typed},
+           "perf": {"model": perf, "tier_profile": tier_profile,
+                    "throughputs": None if throughputs is None else str(throughputs)},
+           "network": {"model": network, "comm": comm, "comm_levels": comm_levels, "comm_reserved": comm_reserved,
+                       "charge_self_collisions": charge_self_collisions},
+           "engine": {"start_overhead": start_overhead, "restore_base": restore_base,
+                      "restore_per_gb": restore_per_gb, "checkpoint_interval": checkpoint_interval,
+                      "max_time": max_time, "debug": debug},
+           "seed": seed}
+    return RunSpec.from_dict(doc)  # each value type-checked, errors naming its field
 
 
 _SPEC_DEFAULTS = {k: p.default for k, p in inspect.signature(make_spec).parameters.items()}

@@ -14,8 +14,8 @@ from dlsched import defaults as D
 from dlsched.commands._argtypes import (non_negative_float, non_negative_int, positive_float,
                                         positive_int)
 from dlsched.perf.default import PERF_MODELS
-from dlsched.run.options import policy_options  # noqa: F401  (the commands' name for it)
-from dlsched.run.spec import DEFAULT_CLUSTER, DEFAULT_DAYS, DEFAULT_JOBS, PLACEMENTS
+
+DEFAULT_CLUSTER, DEFAULT_JOBS, DEFAULT_DAYS, PLACEMENTS = D.CLUSTER, D.JOBS, D.DAYS, D.PLACEMENTS
 
 if TYPE_CHECKING:
     from dlsched.run.spec import RunSpec
@@ -112,6 +112,13 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--checkpoint-interval", type=positive_float, default=D.CHECKPOINT_INTERVAL_S, metavar="S",
                    help="seconds between checkpoints; preemption loses work since the last one "
                         "(default: checkpoint at preemption)")
+
+
+def policy_options(option_pairs: list[str], names: list[str]) -> dict[str, dict]:
+    """Typed ``--option`` values per policy name (``dlsched.run.options``; loaded on use)."""
+    from dlsched.run.options import policy_options as typed
+
+    return typed(option_pairs, names)
 
 
 def spec_from_args(args, policy: str | None = None, options: dict | None = None) -> RunSpec:

@@ -22,11 +22,10 @@ from typing import Any
 from dlsched import defaults as D
 from dlsched.errors import InputError
 
-DEFAULT_CLUSTER = "crius-sim"
-# the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
-DEFAULT_JOBS = 13000
-DEFAULT_DAYS = 14.0
-PLACEMENTS = ("packed", "first-free")
+DEFAULT_CLUSTER = D.CLUSTER
+DEFAULT_JOBS = D.JOBS
+DEFAULT_DAYS = D.DAYS
+PLACEMENTS = D.PLACEMENTS
 NETWORKS = ("off", "flow")
 
 
@@ -77,6 +76,13 @@ class PerfSpec:
     model: str = "adaptive"  # dlsched.perf.default.PERF_MODELS
     tier_profile: str | None = None
     throughputs: str | None = None  # a peer's measured throughput table replayed (docs/replay.md)
+
+    def _check(self) -> None:
+        from dlsched.perf.default import PERF_MODELS
+
+        if self.model not in PERF_MODELS:
+            raise InputError(f"perf model must be one of {', '.join(PERF_MODELS)}, not {self.model!r}",
+                             field="perf.model")
 
 
 @dataclass(frozen=True)
@@ -130,7 +136,7 @@ class RunSpec:
     def __post_init__(self) -> None:
         if self.seed < 0:
             raise InputError(f"seed must be 0 or more, got {self.seed}", field="seed")
-        for part in (self.workload, self.cluster, self.network, self.engine):
+        for part in (self.workload, self.cluster, self.perf, self.network, self.engine):
             part._check()
 
     def to_dict(self) -> dict:
