@@ -22,9 +22,8 @@ way: a job held to one node (or rack) takes the first node (rack) with room.
 from __future__ import annotations
 
 from dlsched.cluster.freemap import FreeMap, nodes_of_type
-from dlsched.cluster.topology import Cluster, Tier
-
-MODES = ("packed", "first-free")
+from dlsched.cluster.topology import Tier
+from dlsched.defaults import PLACEMENTS as MODES
 
 
 def check_mode(mode: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dlsched.errors import InputError
 
-TABLES = ("jobs", "series", "links")
+TABLES = ("jobs", "series")  # links.csv stays CSV: only the HTML report's figure reads it
 STRING_COLUMNS = ("job_id", "model", "gpu_type", "status", "reason", "link", "tier")
 
 

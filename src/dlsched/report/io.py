@@ -89,7 +89,7 @@ def read_records(path) -> list[JobRecord]:
     path = Path(path)
     names = [f.name for f in fields(JobRecord)]
     out = []
-    with _table(path) as (fieldnames, reader):
+    with table_rows(path) as (fieldnames, reader):
         missing = set(names) - set(fieldnames or [])
         if missing:
             raise InputError(f"missing columns {sorted(missing)}", file=str(path), line=1)
@@ -113,7 +113,7 @@ def read_records(path) -> list[JobRecord]:
 
 
 @contextlib.contextmanager
-def _table(path: Path):
+def table_rows(path: Path):
     """(column names, rows as dicts of text) of a CSV or (``report.frames``) Parquet table."""
     if path.suffix == ".parquet":
         from dlsched.report.frames import parquet_rows
@@ -128,7 +128,7 @@ def _table(path: Path):
 
 def read_series(path) -> TimeSeries:
     ts = TimeSeries()
-    with _table(Path(path)) as (_, rows):
+    with table_rows(Path(path)) as (_, rows):
         for row in rows:
             ts.add(float(row["time"]), int(row["busy_gpus"]), int(row["running_jobs"]),
                    int(row["queued_jobs"]), float(row["throughput"]))
@@ -141,9 +141,9 @@ def results_dirs(path) -> list[Path]:
     root = Path(path)
     if not root.is_dir():
         raise InputError("no such results directory", file=str(root))
-    if _jobs_table(root):
+    if jobs_table(root):
         return [root]
-    runs = sorted(d for d in root.iterdir() if d.is_dir() and _jobs_table(d))
+    runs = sorted(d for d in root.iterdir() if d.is_dir() and jobs_table(d))
     if not runs:
         raise InputError("not a results directory (no jobs.csv, and no sub-directory with one)", file=str(root))
     order = []
@@ -156,7 +156,7 @@ def results_dirs(path) -> list[Path]:
     return sorted(runs, key=lambda d: (rank.get(d.name, len(rank)), d.name))
 
 
-def _jobs_table(out: Path) -> Path | None:
+def jobs_table(out: Path) -> Path | None:
     """jobs.csv, or jobs.parquet (``--out-format parquet``)."""
     for name in ("jobs.csv", "jobs.parquet"):
         if (out / name).is_file():
@@ -166,7 +166,7 @@ def _jobs_table(out: Path) -> Path | None:
 
 def read_results(out_dir) -> tuple[list[JobRecord], TimeSeries, dict]:
     out = Path(out_dir)
-    jobs = _jobs_table(out)
+    jobs = jobs_table(out)
     if jobs is None:
         raise InputError("not a results directory (no jobs.csv)", file=str(out))
     doc = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
