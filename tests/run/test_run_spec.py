@@ -60,3 +60,14 @@ def test_bad_spec_files_are_errors_not_tracebacks(tmp_path, capsys):
         assert main(["simulate", "--spec", str(tmp_path / name), "--out", str(tmp_path / "o")]) == 2
         err = capsys.readouterr().err
         assert name in err and said in err and "Traceback" not in err
+
+
+def test_the_placement_mode_changes_placements_not_the_workload():
+    """A trace duration becomes iterations on the job's tightest placement (``ideal_gpus``) in every
+    mode: the mode is the engine's, so packed and first-free runs simulate the same jobs."""
+    import dlsched
+
+    packed = dlsched.simulate(jobs=200, seed=3, policy="fcfs-backfill")
+    oblivious = dlsched.simulate(jobs=200, seed=3, policy="fcfs-backfill", placement="first-free")
+    assert packed.jobs.total_iterations.equals(oblivious.jobs.total_iterations)
+    assert oblivious.spec.cluster.placement == "first-free" and oblivious.params["placement"] == "first-free"
