@@ -42,7 +42,14 @@ def build_perf(spec: RunSpec, cluster: Cluster):
     from dlsched.perf.default import default_perf_model
     from dlsched.perf.measured.replay import with_throughputs
 
-    base = default_perf_model(cluster, spec.perf.model, tier_profile=spec.perf.tier_profile)
+    from dlsched.errors import InputError
+
+    try:
+        base = default_perf_model(cluster, spec.perf.model, tier_profile=spec.perf.tier_profile)
+    except InputError:
+        raise
+    except ValueError as e:  # an unknown model name: a mistake in what was given, not a crash
+        raise InputError(str(e), field="perf.model") from None
     return with_throughputs(base, spec.perf.throughputs)
 
 
