@@ -135,9 +135,9 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
 
     ``option``: ``KEY=VALUE`` (to every policy declaring KEY) or ``POLICY.KEY=VALUE`` texts;
     ``options``: typed values by policy name ({"tiresias": {"round_s": 60.0}})."""
-    from dlsched.report.io import strict_json
+    from dlsched.policies.registry import used_options
     from dlsched.run.build import build_policy, prepare
-    from dlsched.run.execute import execute
+    from dlsched.run.execute import execute, write_compare
 
     names = list(dict.fromkeys(policies))
     if not names or not all(isinstance(n, str) and n for n in names):
@@ -159,10 +159,7 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
         for s in specs:
             execute(s, root / s.policy.name, prepared=prep, out_format=out_format)
         summaries = {n: json.loads((root / n / "summary.json").read_text())["summary"] for n in names}
-        (root / "compare.json").write_text(strict_json(
-            {"params": {"cluster": prep.cluster.name, "jobs": len(prep.jobs), "seed": base.seed, **prep.info,
-                        "policies": names, "policy_options": {n: typed[n] for n in names}},
-             "summaries": summaries}))
+        write_compare(root, prep, {n: used_options(n, typed[n]) for n in names}, summaries)
         result = load_results(root)
     if out is None:
         result.path = None

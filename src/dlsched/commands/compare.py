@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from dlsched.commands import _common as c
 from dlsched.errors import InputError
@@ -24,10 +23,9 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from dlsched.commands._preflight import check_out_dir
     from dlsched.policies.registry import used_options
-    from dlsched.report.io import strict_json
     from dlsched.report.tables import print_summaries
     from dlsched.run.build import build_policy, prepare
-    from dlsched.run.execute import execute
+    from dlsched.run.execute import execute, write_compare
 
     names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
     if not names:
@@ -47,10 +45,7 @@ def run(args) -> int:
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
             run = execute(spec, f"{args.out}/{name}", prepared=prep, out_format=args.out_format, progress=cb)
         summaries[name] = run.result.summary
-    (Path(args.out) / "compare.json").write_text(strict_json(
-        {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info, "policies": names,
-                    "policy_options": {n: used_options(n, options[n]) for n in names}},
-         "summaries": summaries}))
+    write_compare(args.out, prep, {n: used_options(n, options[n]) for n in names}, summaries)
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries(summaries)

@@ -59,6 +59,16 @@ def execute(spec: RunSpec, out: str | Path | None = None, *, prepared: Prepared 
     return Executed(spec, prep, result, params, folder)
 
 
+def write_compare(root: str | Path, prepared: Prepared, options: dict[str, dict], summaries: dict[str, dict]) -> None:
+    """``compare.json`` at a comparison's root: the shared input, each policy's options and summary
+    (``options`` and ``summaries`` by policy name, in the comparison's order)."""
+    from dlsched.report.io import strict_json
+
+    params = {"cluster": prepared.cluster.name, "jobs": len(prepared.jobs), "seed": prepared.spec.seed,
+              **prepared.info, "policies": list(summaries), "policy_options": options}
+    (Path(root) / "compare.json").write_text(strict_json({"params": params, "summaries": summaries}))
+
+
 def write_links(out_dir, rows) -> None:
     """``links.csv`` (time, link, utilisation) beside a run's results, when the run has one."""
     if not rows:
