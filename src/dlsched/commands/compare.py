@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from dlsched.commands import _common as c
 from dlsched.errors import InputError
 
