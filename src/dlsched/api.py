@@ -119,6 +119,10 @@ def simulate(*, out: str | Path | None = None, out_format: str = "csv", spec: Ru
     from dlsched.run.execute import execute
 
     run_spec = _resolve(spec, keywords)
+    if out is not None:
+        from dlsched.run.preflight import check_out_dir
+
+        check_out_dir(str(out), option="out")  # before the run, not after it
     with tempfile.TemporaryDirectory(prefix="dlsched-") as scratch:
         folder = Path(out) if out is not None else Path(scratch) / "run"
         execute(run_spec, folder, out_format=out_format)
@@ -139,6 +143,8 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
     from dlsched.run.build import build_policy, prepare
     from dlsched.run.execute import execute, write_compare
 
+    if isinstance(policies, str):  # "fcfs,tiresias", as --policies
+        policies = [n.strip() for n in policies.split(",") if n.strip()]
     names = list(dict.fromkeys(policies))
     if not names or not all(isinstance(n, str) and n for n in names):
         raise InputError(f"policies must be a list of policy names, got {policies!r}", field="policies")
@@ -153,12 +159,16 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
     specs = [base.with_policy(n, typed[n]) for n in names]
     for s in specs:  # a bad name or option fails before any job is read
         build_policy(s.policy)
+    if out is not None:
+        from dlsched.run.preflight import check_out_dir
+
+        for n in ["", *names]:
+            check_out_dir(str(Path(out) / n), option="out")
     prep = prepare(base)
     with tempfile.TemporaryDirectory(prefix="dlsched-") as scratch:
         root = Path(out) if out is not None else Path(scratch) / "compare"
-        for s in specs:
-            execute(s, root / s.policy.name, prepared=prep, out_format=out_format)
-        summaries = {n: json.loads((root / n / "summary.json").read_text())["summary"] for n in names}
+        summaries = {s.policy.name: execute(s, root / s.policy.name, prepared=prep, out_format=out_format).result.summary
+                     for s in specs}
         write_compare(root, prep, {n: used_options(n, typed[n]) for n in names}, summaries)
         result = load_results(root)
     if out is None:

@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from dlsched.commands._preflight import check_out_dir
+    from dlsched.run.preflight import check_out_dir
     from dlsched.policies.registry import used_options
     from dlsched.report.tables import print_summaries
     from dlsched.run.build import build_policy, prepare

@@ -30,7 +30,7 @@ def run(args) -> int:
         print("policies:", ", ".join(declared_policy_names()))
         print("clusters:", ", ".join(shipped_specs()))
         return 0
-    from dlsched.commands._preflight import check_out_dir
+    from dlsched.run.preflight import check_out_dir
     from dlsched.report.tables import print_summaries
     from dlsched.run.build import build_policy
     from dlsched.run.execute import execute

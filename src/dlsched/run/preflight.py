@@ -1,10 +1,14 @@
-"""The memory a run would need, checked before its jobs are generated or read.
+"""Checks made before a run starts, so that no run is lost at the end.
 
-A job count whose state would not fit in memory is refused at once with the reason: otherwise
-``--jobs 1000000000`` runs until the kernel kills it, with no message.
+A results path that cannot become a directory, and a job count whose state would not fit in
+memory, are refused at once with the reason: found after the run, the whole run would be lost;
+``--jobs 1000000000`` would run until the kernel killed it, with no message.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 from dlsched.errors import InputError
 
@@ -43,3 +47,18 @@ def check_memory(n_jobs: int, runs: int = 1, option: str = "--jobs") -> None:
                          f"({BYTES_PER_JOB:,} bytes per job{f' x {runs} runs' if runs > 1 else ''}); "
                          f"this machine has {have / 2**30:.1f} GiB available; simulate fewer jobs",
                          field=option)
+
+
+def check_out_dir(path: str, option: str = "--out") -> None:
+    """``path`` exists as a writable directory, or can be created as one."""
+    p = Path(path)
+    probe = p
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        what = "names an existing file" if probe == p else f"is inside {probe}, which is a file"
+        raise InputError(f"{path} {what}; give a directory for the results", field=option)
+    if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write results under {probe} (permission denied)", field=option)
