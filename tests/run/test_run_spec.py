@@ -56,7 +56,9 @@ def test_spec_beside_run_flags_is_refused(tmp_path, capsys):
 def test_bad_spec_files_are_errors_not_tracebacks(tmp_path, capsys):
     (tmp_path / "bad.json").write_text('{"workload": {"jobs": 5,}}')
     (tmp_path / "typo.json").write_text('{"polcy": {"name": "fcfs"}}')
-    for name, said in (("bad.json", "line 1"), ("typo.json", "field 'polcy'"), ("none.json", "cannot read")):
+    (tmp_path / "deep.json").write_text('{\n  "workload": {\n    "jobs": 5,\n    "dayz": 2\n  }\n}\n')
+    for name, said in (("bad.json", "line 1"), ("typo.json", "field 'polcy'"), ("none.json", "cannot read"),
+                       ("deep.json", "line 4, field 'workload.dayz'")):
         assert main(["simulate", "--spec", str(tmp_path / name), "--out", str(tmp_path / "o")]) == 2
         err = capsys.readouterr().err
         assert name in err and said in err and "Traceback" not in err

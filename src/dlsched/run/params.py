@@ -25,14 +25,34 @@ def read_spec(path: str | Path) -> RunSpec:
     if p.is_dir():
         p = p / "summary.json"
     try:
-        doc = json.loads(p.read_text())
+        text = p.read_text()
+        doc = json.loads(text)
     except OSError as e:
         raise InputError(f"cannot read the run specification: {e.strerror}", file=str(p)) from None
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=str(p), line=e.lineno) from None
+    prefix = ""
     if isinstance(doc, dict) and "params" in doc and "summary" in doc:
         doc = doc["params"].get("spec") if isinstance(doc["params"], dict) else None
         if doc is None:
             raise InputError("this summary.json holds no run specification (params.spec); it was "
                              "written by a run that recorded none", file=str(p), field="params.spec")
-    return RunSpec.from_dict(doc, where=str(p))
+        prefix = "params.spec."
+    try:
+        return RunSpec.from_dict(doc, where=str(p))
+    except InputError as e:
+        field = prefix + e.field if e.field else None
+        raise InputError(e.reason, file=str(p), line=_line_of(text, field), field=field) from None
+
+
+def _line_of(text: str, field: str | None) -> int | None:
+    """The line of a dotted key path in a JSON text: each key looked for after its parent's."""
+    if not field:
+        return None
+    at = 0
+    for key in field.split("."):
+        found = text.find(json.dumps(key) + ":", at)
+        if found < 0:
+            return None
+        at = found
+    return text.count("\n", 0, at) + 1
