@@ -25,7 +25,7 @@ def run_spec(doc: dict):
     return RunSpec(
         workload=WorkloadSpec(trace=wl.trace, format=wl.format, skip_bad_rows=wl.skip_bad_rows,
                               fit_requests=wl.fit_requests, jobs=wl.jobs if wl.trace else wl.synthetic.jobs,
-                              days=None if wl.trace else wl.synthetic.days, load=wl.load),
+                              days=None if wl.trace else wl.synthetic.days, arrival_rate=wl.load),
         cluster=ClusterSpec(exp.cluster),
         policy=PolicySpec(entry.name, dict(entry.options)),
         perf=PerfSpec(exp.perf, exp.tier_profile),

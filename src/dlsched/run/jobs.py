@@ -146,16 +146,16 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
         info.update(_report_skipped(sorted(skipped, key=lambda r: r.line), source))
     if not jobs:
         raise InputError("no jobs to simulate", file=source)
-    if wl.load != 1.0:
-        jobs = at_load(jobs, wl.load)
-        info["load"] = wl.load
+    if wl.arrival_rate != 1.0:
+        jobs = at_rate(jobs, wl.arrival_rate)
+        info["load"] = wl.arrival_rate  # the experiment file's name for it
     return jobs, info
 
 
-def at_load(jobs: list, load: float) -> list:
-    """A busier (or quieter) cluster: arrivals ``load`` times closer together, each job's slack kept."""
-    return [j.with_(submit_time=j.submit_time / load,
-                    deadline=None if j.deadline is None else j.submit_time / load + (j.deadline - j.submit_time))
+def at_rate(jobs: list, rate: float) -> list:
+    """A busier (or quieter) cluster: arrivals ``rate`` times closer together, each job's slack kept."""
+    return [j.with_(submit_time=j.submit_time / rate,
+                    deadline=None if j.deadline is None else j.submit_time / rate + (j.deadline - j.submit_time))
             for j in jobs]
 
 

@@ -39,12 +39,13 @@ class WorkloadSpec:
     days: float | None = None  # synthetic: arrival span (default: the benchmark trace's rate)
     skip_bad_rows: bool = False
     fit_requests: bool = False
-    load: float = 1.0  # arrival-rate multiplier: submit times are divided by it
+    # arrivals this many times as fast: submit times divided by it (an experiment file's workload.load)
+    arrival_rate: float = 1.0
 
     def _check(self) -> None:
         _positive(self.jobs, "workload.jobs")
         _positive(self.days, "workload.days")
-        _positive(self.load, "workload.load")
+        _positive(self.arrival_rate, "workload.arrival_rate")
 
 
 @dataclass(frozen=True)
