@@ -110,8 +110,8 @@ def make_spec(*, cluster: str | dict = DEFAULT_CLUSTER, placement: str = "packed
 _SPEC_DEFAULTS = {k: p.default for k, p in inspect.signature(make_spec).parameters.items()}
 
 
-def simulate(*, out: str | Path | None = None, out_format: str = "csv", spec: RunSpec | dict | str | Path | None = None,
-             **keywords) -> Results:
+def simulate(*, out: str | Path | None = None, out_format: str = "csv",
+             spec: RunSpec | dict | str | Path | None = None, **keywords) -> Results:
     """Simulate one policy (the ``dlsched simulate`` command); keywords as ``make_spec``.
 
     ``spec``: a ``RunSpec``, its dict, or a results folder / summary.json to rerun (then no other
@@ -168,8 +168,10 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
     prep = prepare(base)
     with tempfile.TemporaryDirectory(prefix="dlsched-") as scratch:
         root = Path(out) if out is not None else Path(scratch) / "compare"
-        summaries = {s.policy.name: execute(s, root / s.policy.name, prepared=prep, out_format=out_format).result.summary
-                     for s in specs}
+        summaries = {}
+        for s in specs:
+            run = execute(s, root / s.policy.name, prepared=prep, out_format=out_format)
+            summaries[s.policy.name] = run.result.summary
         write_compare(root, prep, {n: used_options(n, typed[n]) for n in names}, summaries)
         result = load_results(root)
     if out is None:
