@@ -53,12 +53,15 @@ def build_perf(spec: RunSpec, cluster: Cluster):
     return with_throughputs(base, spec.perf.throughputs)
 
 
-def sim_config(engine: EngineSpec, seed: int) -> SimConfig:
+def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> SimConfig:
+    """``record_events``: keep the core's event log (about 4 objects a job), which only a timeline
+    reads; no result depends on it, so it is the caller's choice, not the spec's."""
     from dlsched.sim.engine import SimConfig
 
     return SimConfig(seed=seed, debug=engine.debug, max_time=engine.max_time,
                      checkpoint_interval_s=engine.checkpoint_interval, start_overhead_s=engine.start_overhead,
-                     restore_base_s=engine.restore_base, restore_s_per_gb=engine.restore_per_gb)
+                     restore_base_s=engine.restore_base, restore_s_per_gb=engine.restore_per_gb,
+                     record_events=record_events)
 
 
 def build_contention(network: NetworkSpec, seed: int, cluster: Cluster):
@@ -92,12 +95,13 @@ class Prepared:
     jobs: list
     info: dict  # where the jobs came from, what was skipped or grown: into summary.json's params
 
-    def simulator(self, policy_spec: PolicySpec | None = None, policy=None) -> Simulator:
+    def simulator(self, policy_spec: PolicySpec | None = None, policy=None, record_events: bool = True) -> Simulator:
         from dlsched.sim.engine import Simulator
 
         spec = self.spec
         policy = policy if policy is not None else build_policy(policy_spec or spec.policy)
-        return Simulator(self.cluster, policy, self.jobs, perf=self.perf, config=sim_config(spec.engine, spec.seed),
+        config = sim_config(spec.engine, spec.seed, record_events)
+        return Simulator(self.cluster, policy, self.jobs, perf=self.perf, config=config,
                          contention=build_contention(spec.network, spec.seed, self.cluster),
                          placement=spec.cluster.placement)
 

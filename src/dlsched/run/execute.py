@@ -29,10 +29,11 @@ class Executed:
 
 def execute(spec: RunSpec, out: str | Path | None = None, *, prepared: Prepared | None = None,
             policy_options: dict | None = None, out_format: str = "csv",
-            progress: Callable | None = None) -> Executed:
+            progress: Callable | None = None, record_events: bool = False) -> Executed:
     """Simulate ``spec`` (on ``prepared``'s cluster and jobs when given, as ``compare`` shares them) and,
     with ``out``, write its results folder.  ``policy_options``: what summary.json lists as the
-    policy's options (default: every option with the value the run used)."""
+    policy's options (default: every option with the value the run used); ``record_events``: keep
+    the event log in ``result.events`` (for a timeline)."""
     if out_format not in FORMATS:
         from dlsched.errors import InputError
 
@@ -40,7 +41,7 @@ def execute(spec: RunSpec, out: str | Path | None = None, *, prepared: Prepared 
                          field="out_format")
     policy = build_policy(spec.policy)  # a bad name or option fails before any job is read
     prep = prepared or prepare(spec)
-    result = prep.simulator(spec.policy, policy=policy).run(progress=progress)
+    result = prep.simulator(spec.policy, policy=policy, record_events=record_events).run(progress=progress)
     if policy_options is None:
         from dlsched.policies.registry import used_options
 

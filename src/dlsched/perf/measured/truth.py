@@ -8,7 +8,7 @@ Crius would schedule with perfect information.  ``TruthPerfModel`` is what the
 engine prices running jobs with instead:
 
 1. **Measured iteration times where they exist** (``MeasuredTimes``): the
-   Crius authors' published Alpa runs (``dlsched/experiments/data``) or a user's
+   Crius authors' published Alpa runs (``experiments/crius/data``) or a user's
    profile, keyed by model, variant, global batch, GPU type and GPU count.
    Measured rows are each allocation's best plan, so they replace the
    optimum outright.
