@@ -140,7 +140,7 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
 
     ``option``: ``KEY=VALUE`` (to every policy declaring KEY) or ``POLICY.KEY=VALUE`` texts;
     ``options``: typed values by policy name ({"tiresias": {"round_s": 60.0}})."""
-    from dlsched.policies.registry import used_options
+    from dlsched.policies.registry import policy_entry, used_options
     from dlsched.run.build import build_policy, prepare
     from dlsched.run.execute import execute, write_compare
 
@@ -164,15 +164,16 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
         from dlsched.run.preflight import check_out_dir
 
         for n in ["", *names]:
-            check_out_dir(str(Path(out) / n), option="out")
+            check_out_dir(str(Path(out) / (policy_entry(n).label if n else "")), option="out")
     prep = prepare(base)
     with tempfile.TemporaryDirectory(prefix="dlsched-") as scratch:
         root = Path(out) if out is not None else Path(scratch) / "compare"
         summaries = {}
-        for s in specs:
-            run = execute(s, root / s.policy.name, prepared=prep, out_format=out_format)
-            summaries[s.policy.name] = run.result.summary
-        write_compare(root, prep, {n: used_options(n, typed[n]) for n in names}, summaries)
+        for s in specs:  # each in a folder named by its label (a plugin's own short name)
+            label = policy_entry(s.policy.name).label
+            run = execute(s, root / label, prepared=prep, out_format=out_format)
+            summaries[label] = run.result.summary
+        write_compare(root, prep, names, {n: used_options(n, typed[n]) for n in names}, summaries)
         result = load_results(root)
     if out is None:
         result.path = None

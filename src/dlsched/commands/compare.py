@@ -20,31 +20,37 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from dlsched.run.preflight import check_out_dir
-    from dlsched.policies.registry import used_options
+    from dlsched.policies.registry import policy_entry, used_options
     from dlsched.report.tables import print_summaries
     from dlsched.run.build import build_policy, prepare
     from dlsched.run.execute import execute, write_compare
+    from dlsched.run.preflight import check_out_dir
 
     names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
     if not names:
         raise InputError(f"no policy names in {args.policies!r}; give e.g. fcfs,crius "
                          "(`dlsched policies` lists them)", field="--policies")
-    check_out_dir(args.out)
-    for name in names:
-        check_out_dir(f"{args.out}/{name}")
     options = c.policy_options(args.option, names)
     specs = [c.spec_from_args(args, n, options[n]) for n in names]
     for s in specs:  # fail on a bad name before any work
         build_policy(s.policy)
+    # a plugin given as path/file.py:Class is labelled by its own short name in tables and directories
+    labels = {n: policy_entry(n).label for n in names}
+    if len(set(labels.values())) < len(labels):
+        raise InputError(f"two policies share a label ({', '.join(f'{n} -> {l}' for n, l in labels.items())}); "
+                         "give each a different name", field="--policies")
+    check_out_dir(args.out)
+    for name in names:
+        check_out_dir(f"{args.out}/{labels[name]}")
     prep = prepare(specs[0])  # one cluster, perf model and job list for every policy
     cluster, jobs, info = prep.cluster, prep.jobs, prep.info
     summaries = {}
     for name, spec in zip(names, specs):
-        with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
-            run = execute(spec, f"{args.out}/{name}", prepared=prep, out_format=args.out_format, progress=cb)
-        summaries[name] = run.result.summary
-    write_compare(args.out, prep, {n: used_options(n, options[n]) for n in names}, summaries)
+        with c.progress_bar(args.quiet, f"{labels[name]} on {cluster.name}") as cb:
+            run = execute(spec, f"{args.out}/{labels[name]}", prepared=prep, out_format=args.out_format,
+                          progress=cb)
+        summaries[labels[name]] = run.result.summary
+    write_compare(args.out, prep, names, {n: used_options(n, options[n]) for n in names}, summaries)
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
     print_summaries(summaries)

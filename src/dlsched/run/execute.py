@@ -60,13 +60,14 @@ def execute(spec: RunSpec, out: str | Path | None = None, *, prepared: Prepared 
     return Executed(spec, prep, result, params, folder)
 
 
-def write_compare(root: str | Path, prepared: Prepared, options: dict[str, dict], summaries: dict[str, dict]) -> None:
-    """``compare.json`` at a comparison's root: the shared input, each policy's options and summary
-    (``options`` and ``summaries`` by policy name, in the comparison's order)."""
+def write_compare(root: str | Path, prepared: Prepared, policies: list[str], options: dict[str, dict],
+                  summaries: dict[str, dict]) -> None:
+    """``compare.json`` at a comparison's root: the shared input, the policies as given, each one's
+    options (by name) and summary (by label: a plugin's own short name, as its folder)."""
     from dlsched.report.io import strict_json
 
     params = {"cluster": prepared.cluster.name, "jobs": len(prepared.jobs), "seed": prepared.spec.seed,
-              **prepared.info, "policies": list(summaries), "policy_options": options}
+              **prepared.info, "policies": list(policies), "policy_options": options}
     (Path(root) / "compare.json").write_text(strict_json({"params": params, "summaries": summaries}))
 
 
