@@ -17,12 +17,12 @@ _LEVELLED: dict[str, tuple[Callable[..., CommPolicy], str]] = {
     "crux-ps": (crux_ps, "CRUX ablation: path selection only"),
     "crux-ps-pa": (crux_ps_pa, "CRUX ablation: path selection and priority assignment, no DAG compression"),
     "sincronia": (Sincronia, "Sincronia (SIGCOMM '18): BSSI order, exponential level classes"),
-    "varys": (Varys, "Varys (SIGCOMM '14): smallest effective bottleneck first, equal level blocks"),
+    "varys": (Varys, "Varys (SIGCOMM '14): smallest effective bottleneck first, MADD rates"),
     "cassini": (Cassini, "CASSINI (NSDI '24): compatible jobs staggered onto distinct levels"),
+    "taccl": (Taccl, "TACCL* (NSDI '23, as CRUX extends it): least-congested paths, longer distance first"),
 }
 _PLAIN: dict[str, tuple[Callable[..., CommPolicy], str]] = {
     "ecmp": (Ecmp, "ECMP hashing, no priorities (the default fabric)"),
-    "taccl": (Taccl, "TACCL* (NSDI '23, as CRUX extends it): least-congested paths, longest first"),
 }
 
 COMM_POLICIES = sorted([*_LEVELLED, *_PLAIN])
