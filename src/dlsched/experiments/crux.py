@@ -178,27 +178,32 @@ def run_metrics(d: Path) -> dict[str, float]:
     return {"gpu_compute_utilization": summary["gpu_compute_utilization"], "comm_share": summary["comm_share"],
             "busy_compute_share": compute / busy if busy else 0.0, "avg_jct": summary["avg_jct"] or 0.0,
             "largest_group": net.get("largest_group", 0), "contention_solves": net.get("solves", 0),
-            "bounded_groups": net.get("bounded_groups", 0)}
+            "bounded_groups": net.get("bounded_groups", 0),
+            "largest_group_after_policy": net.get("largest_group_after_policy", 0),
+            "contended_after_policy": net.get("contended_after_policy", 0)}
 
 
 def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos", gpus: int = 2768,
                max_gpus: int | None = None,
                policies=None, comms=None, progress=None, host_batch: bool = True,
-               resume: bool = False, placement: str = "packed", extra: tuple[str, ...] = ()) -> dict[tuple[str, str], dict]:
+               resume: bool = False, placement: str = "packed", extra: tuple[str, ...] = (),
+               load: float = 0.6, seed: int = 0) -> dict[tuple[str, str], dict]:
     """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run (``resume``:
     keep a finished run's results; the trace is seeded, so it is the same file; ``placement``:
-    ``simulate --placement``; ``extra``: more ``simulate`` arguments)."""
+    ``simulate --placement``; ``extra``: more ``simulate`` arguments; ``load``: arrivals sized to this
+    share of the GPUs; ``seed``: the trace's and the run's)."""
     from dlsched.cli import main
 
     trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch,
-                        max_gpus=max_gpus)
+                        max_gpus=max_gpus, load=load, seed=seed)
     res = {}
     runs = [(p, c) for p in (policies or JOB_POLICIES) for c in (comms or COMM)]
     for i, (p, c) in enumerate(runs):
         d = out_dir / f"{p}-{c}"
         done = resume and (d / "timing.json").exists()
         rc = 0 if done else main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", p, "--comm", c,
-                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement, *extra])
+                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement, "--seed", str(seed),
+                   *extra])
         if rc:
             raise RuntimeError(f"simulate {p} {c} on {cluster} failed ({rc})")
         res[(p, c)] = run_metrics(d)

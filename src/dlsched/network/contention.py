@@ -238,6 +238,10 @@ class FlowContention:
             out["self_collisions"] = "charged"
         return out
 
+    def group_size(self, job_id: str) -> int:
+        """How many jobs (the job included) share its contention group now: 1 when nothing can slow it."""
+        return len(self._component(job_id)) if job_id in self._jobs else 0
+
     def traffic(self, job_id: str) -> JobTraffic:
         return self._jobs[job_id].traffic
 
