@@ -18,7 +18,7 @@ compression step), ``crux`` (all three).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dlsched.comm.base import Assignment, CommView, bucket_levels, shares_links, usable_levels
 from dlsched.comm.compression import compress
@@ -40,6 +40,7 @@ class Crux:
     reserved: int = 2
     orders: int = 10  # m, the random topological orders of Algorithm 1
     seed: int = 0
+    _paths_memo: dict = field(default_factory=dict, repr=False, compare=False)  # least_congested's, between calls
 
     def priorities(self, view: CommView) -> dict[str, float]:
         k = correction_factors(list(view.jobs.values()))
@@ -47,7 +48,7 @@ class Crux:
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
-        picks = least_congested(view, by_intensity(view)) if self.select_paths else {}
+        picks = least_congested(view, by_intensity(view), self._paths_memo) if self.select_paths else {}
         if not self.assign_priorities:
             return {j: Assignment(self.reserved, picks.get(j)) for j in view.jobs}
         P = self.priorities(view)

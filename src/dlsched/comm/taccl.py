@@ -17,7 +17,7 @@ and contiguity ILP); none of that intra-job synthesis is modelled, as CRUX's TAC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dlsched.comm.base import Assignment, CommView, usable_levels
 from dlsched.comm.paths import least_congested
@@ -40,11 +40,12 @@ class Taccl:
     name: str = "taccl"
     levels: int = 8
     reserved: int = 2
+    _paths_memo: dict = field(default_factory=dict, repr=False, compare=False)  # least_congested's, between calls
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
         dist = {j.job_id: distance(view, j) for j in view.jobs.values()}
         order = sorted(view.jobs.values(), key=lambda j: (-dist[j.job_id], -j.network_bytes, j.arrival, j.job_id))
-        picks = least_congested(view, order)
+        picks = least_congested(view, order, self._paths_memo)
         levels = distance_levels(dist, usable, self.reserved)
         return {j: Assignment(levels[j], picks.get(j)) for j in view.jobs}
