@@ -123,6 +123,9 @@ def test_path_choice_memo_gives_a_fresh_searchs_picks_as_jobs_come_and_go():
 
     fc = FlowContention(clos(8, 2, 2, nic_gbps=200.0, nics_per_host=2, port_gbps=100.0), seed=3)
     placed, arrival, cache, memo = {}, {}, {}, {}
+    # one link set and capacity tuple for the run, as ``ScheduledContention`` keeps them (the memo is per fabric)
+    net = frozenset(i for i in range(fc.graph.num_links) if fc._network_link[i])
+    cap = tuple(float(c) for c in fc.graph.capacity)
     steps = [("add", "a", [(0, 0), (2, 0), (4, 0)], 2e9), ("add", "b", [(1, 0), (3, 0)], 1e9),
              ("add", "c", [(5, 0), (6, 0), (7, 0)], 3e9), ("remove", "b"), ("add", "d", [(1, 4), (3, 4)], 5e8),
              ("remove", "a"), ("add", "e", [(0, 4), (2, 4), (4, 4)], 4e9)]
@@ -135,6 +138,7 @@ def test_path_choice_memo_gives_a_fresh_searchs_picks_as_jobs_come_and_go():
             fc.remove(step[1])
             del placed[step[1]]
             cache.pop(step[1], None)
-        view = build_view(fc, placed, arrival, cache=cache)
+        view = build_view(fc, placed, arrival, net, cap, cache)
         order = by_intensity(view)
         assert least_congested(view, order, memo) == least_congested(view, order)
+    assert memo["jobs"][0].job_id == "d"  # the memo was kept between calls
