@@ -74,3 +74,16 @@ def test_varys_level_of_a_job_does_not_move_when_another_arrives():
     a = Varys().assign(one_link({"x": 30.0, "y": 10.0}))
     b = Varys().assign(one_link({"x": 30.0, "y": 10.0, "w": 20.0}))
     assert a["x"].level == b["x"].level and a["y"].level == b["y"].level
+
+
+def test_sincronia_scales_weights_as_bssi_does():
+    # link 0 and link 1 at 1 B/s.  A: 3 s on link 0.  B: 2 s on each.  C: 3 s on link 1.  Both links carry
+    # 5 s; the lower id is the bottleneck.  On link 0, A has the smallest weight per demand (1/3): last.
+    # Scaling: B's weight 1 - 1 * 2/3 = 1/3.  Then link 1 (5 s against link 0's 2): B's 1/3 / 2 = 1/6
+    # beats C's 1/3, so B goes next to last; unscaled, C (more bytes there) would.  First to last: C, B, A.
+    from dlsched.comm.sincronia import bssi_order
+
+    jobs = {"A": CommJob("A", 8, 1.0, 0.5, 3.0, 0.5, (CommFlow(3.0, [(0,)], 0),), 1),
+            "B": CommJob("B", 8, 1.0, 0.5, 2.0, 0.5, (CommFlow(2.0, [(0, 1)], 0),), 2),
+            "C": CommJob("C", 8, 1.0, 0.5, 3.0, 0.5, (CommFlow(3.0, [(1,)], 0),), 3)}
+    assert bssi_order(CommView(jobs, (1.0, 1.0), frozenset({0, 1}))) == ["C", "B", "A"]
