@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python experiments/crux/trace_grid.py [--jobs 300] [--days 1] [--out /tmp/crux-grid]
         [--topologies crux-clos,crux-clos@2,crux-clos@4,crux-double-sided,crux-lingjun] [--policy fcfs]
-        [--placement packed|first-free] [--comm a,b] [--charge-self-collisions]
+        [--placement first-free|packed] [--comm a,b] [--charge-self-collisions]
 
 ``SPEC@R`` is that spec at R:1 uplinks (the paper states 1:1; 2:1 and 4:1 show the sensitivity).
 Prints, per fabric and scheduler, the paper's GPU utilisation (computation over cluster time), the
@@ -34,9 +34,9 @@ def main() -> int:
     ap.add_argument("--comm", default=",".join(COMM))
     ap.add_argument("--scale-batch", action="store_true", help="jobs scale their batch with their GPUs "
                     "(weak scaling) instead of keeping one host's batch")
-    ap.add_argument("--placement", default="packed", choices=["packed", "first-free"],
-                    help="how the job policy places jobs (simulate --placement; first-free fragments the "
-                    "cluster as the paper's production scheduler did)")
+    ap.add_argument("--placement", default="first-free", choices=["packed", "first-free"],
+                    help="how the job policy places jobs (simulate --placement); default first-free, the "
+                    "paper's setting: it fragments the cluster as the production scheduler did")
     ap.add_argument("--resume", action="store_true", help="keep runs already finished under --out")
     ap.add_argument("--charge-self-collisions", action="store_true", help="simulate --charge-self-collisions: "
                     "a job's own flows hashed onto one switch port slow it (off by default, as in docs/crux.md's tables)")
