@@ -1,44 +1,44 @@
-"""CRUX's priority assignment and DAG compression change iteration times where jobs still contend."""
+"""CRUX's priority assignment and its DAG compression change iteration times where jobs still contend."""
 
 from dlsched.comm import make_comm_policy
 from dlsched.comm.scheduled import build_view
 from dlsched.network.contention import FlowContention
 from dlsched.network.topologies import clos
 
-PLACED = {"a": (8, 0.5, 0.2), "b": (8, 0.2, 0.05), "c": (8, 0.3, 0.25)}
+
+def three_on_one_uplink():
+    """Three 2-host rings from ToR 0 to ToR 1 over one aggregation switch at 3:1: every ring crosses the
+    same single-port uplink, so no path choice parts them; their traffic and overlap differ."""
+    fc = FlowContention(clos(6, 3, 1, nic_gbps=200.0, oversubscription=3.0), seed=0)
+    placed = {"a": (8, 0.5, 0.2), "b": (8, 0.2, 0.05), "c": (8, 0.3, 0.1)}
+    fc.add_placed("a", [(0, 0), (3, 0)], 2e9, 0.5, 0.2)
+    fc.add_placed("b", [(1, 0), (4, 0)], 1e9, 0.2, 0.05)
+    fc.add_placed("c", [(2, 0), (5, 0)], 1.5e9, 0.3, 0.1)
+    return fc, placed
 
 
-def three_jobs() -> FlowContention:
-    """a and b share a 2:1 ToR uplink (one port: path selection cannot part them); c talks inside its own
-    ToR, meets nobody, and has the lowest GPU intensity, so it ranks last."""
-    fc = FlowContention(clos(6, 2, 1, nic_gbps=200.0, oversubscription=2.0), seed=0)
-    fc.add_placed("a", [(0, 0), (2, 0)], 2e9, 0.5, 0.2)
-    fc.add_placed("b", [(1, 0), (3, 0)], 1e9, 0.2, 0.05)
-    fc.add_placed("c", [(4, 0), (5, 0)], 4e9, 0.3, 0.25)
-    return fc
-
-
-def times_under(name: str) -> dict[str, tuple[float, float]]:
-    fc = three_jobs()
-    view = build_view(fc, PLACED, {"a": 1, "b": 2, "c": 3})
-    for j, a in make_comm_policy(name, levels=4, reserved=2).assign(view).items():
+def run(name: str, levels: int = 4):
+    fc, placed = three_on_one_uplink()
+    view = build_view(fc, placed, {"a": 1, "b": 2, "c": 3})
+    plan = make_comm_policy(name, levels=levels, reserved=2).assign(view)
+    for j, a in plan.items():
         fc.set_priority(j, a.level)
-    return {j: fc.iteration_time(j) for j in PLACED}
+    return {j: a.level for j, a in plan.items()}, {j: fc.iteration_time(j) for j in placed}
 
 
-def test_dag_compression_separates_contending_jobs_the_block_cut_puts_together():
-    fc = three_jobs()
-    view = build_view(fc, PLACED, {"a": 1, "b": 2, "c": 3})
-    pa = make_comm_policy("crux-ps-pa", levels=4, reserved=2).assign(view)  # 2 usable levels
-    full = make_comm_policy("crux", levels=4, reserved=2).assign(view)
-    assert pa["a"].level == pa["b"].level  # equal blocks of the P order: {a, b}, {c}
-    assert full["a"].level != full["b"].level  # the contention DAG's one edge a-b is cut
+def test_priorities_change_iteration_times_over_path_selection_alone():
+    (lv_ps, t_ps), (lv_pa, t_pa) = run("crux-ps"), run("crux-ps-pa")
+    assert len(set(lv_ps.values())) == 1 and len(set(lv_pa.values())) == 3  # one level; one per job
+    assert t_pa != t_ps
+    top = min(lv_pa, key=lv_pa.get)
+    assert t_pa[top][0] < t_ps[top][0]  # the job served first gains
 
 
-def test_priorities_and_compression_change_iteration_times():
-    ps, pa, full = times_under("crux-ps"), times_under("crux-ps-pa"), times_under("crux")
-    assert ps == pa  # one level for a and b in both: max-min on the shared uplink
-    assert full != pa
-    # the higher-priority job (b, the more GPU-intensive after correction) runs at its price alone
-    assert full["b"] == (0.2, 0.05) and pa["b"][0] > 0.2 and full["a"][0] >= pa["a"][0]
-    assert full["c"] == pa["c"] == (0.3, 0.25)
+def test_compression_to_two_levels_merges_two_contending_jobs_and_costs_time():
+    # three jobs on one link form a chain of three in the contention DAG: two levels cannot cut every edge
+    (lv_pa, t_pa), (lv_full, t_full) = run("crux-ps-pa"), run("crux", levels=4)
+    assert len(set(lv_full.values())) == 2
+    assert t_full != t_pa
+    # with six usable levels the DAG cut is the uncompressed order itself: compression costs nothing
+    lv6, t6 = run("crux", levels=8)
+    assert t6 == t_pa and sorted(lv6, key=lv6.get) == sorted(lv_pa, key=lv_pa.get)

@@ -15,7 +15,7 @@ from dlsched.comm.varys import Varys
 _LEVELLED: dict[str, tuple[Callable[..., CommPolicy], str]] = {
     "crux": (crux_full, "CRUX (SIGCOMM '24): path selection, priorities P=kI, DAG compression to K levels"),
     "crux-ps": (crux_ps, "CRUX ablation: path selection only"),
-    "crux-ps-pa": (crux_ps_pa, "CRUX ablation: path selection and priority assignment, no DAG compression"),
+    "crux-ps-pa": (crux_ps_pa, "CRUX ablation: path selection and priority assignment, uncompressed (a level per job)"),
     "sincronia": (Sincronia, "Sincronia (SIGCOMM '18): BSSI order, exponential level classes"),
     "varys": (Varys, "Varys (SIGCOMM '14): smallest effective bottleneck first, MADD rates"),
     "cassini": (Cassini, "CASSINI (NSDI '24): compatible jobs staggered onto distinct levels"),
