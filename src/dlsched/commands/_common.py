@@ -128,7 +128,9 @@ def sim_config(args) -> SimConfig:
 
     return SimConfig(seed=args.seed, debug=args.debug, max_time=args.max_time,
                      checkpoint_interval_s=args.checkpoint_interval, start_overhead_s=args.start_overhead,
-                     restore_base_s=args.restore_base, restore_s_per_gb=args.restore_per_gb)
+                     restore_base_s=args.restore_base, restore_s_per_gb=args.restore_per_gb,
+                     # the core's event log (~4 objects a job) only feeds --timeline
+                     record_events=bool(getattr(args, "timeline", None)))
 
 
 def policy_options(option_pairs: list[str], names: list[str]) -> dict[str, dict]:
