@@ -26,9 +26,9 @@ def _reference(rows) -> str:
 
 
 def _columnar(rows) -> str:
-    buf = io.StringIO()
-    write_rows(buf, [list(c) for c in zip(*rows)] if rows else [])
-    return buf.getvalue()
+    buf = io.BytesIO()
+    write_rows(buf, [list(c) for c in zip(*rows)] if rows else [], "utf-8")
+    return buf.getvalue().decode("utf-8")
 
 
 def _hard_floats(rng: random.Random, n: int) -> list:
@@ -63,7 +63,8 @@ def test_float_columns_match_the_csv_module():
 def test_mixed_and_quoted_columns_match():
     rows = [("a,b", 1, 2.5, None, 'say "hi"', True, 3),
             ("plain", 2, 3, 1.0, "line\nbreak", False, 4.25),
-            ("", -3, None, -0.0, "cr\rhere", None, "x")]
+            ("", -3, None, -0.0, "cr\rhere", None, "x"),
+            ("ünï", 10**20, 1e-5, 5e-324, "", 0, -7)]
     assert _columnar(rows) == _reference(rows)
 
 
@@ -76,3 +77,13 @@ def test_results_files_equal_the_old_writer(tmp_path):
     assert (out / "jobs.csv").read_text() == header + _reference([r.row() for r in res.records])
     cols = res.series.columns()
     assert (out / "series.csv").read_text() == ",".join(cols) + "\n" + _reference(list(zip(*cols.values())))
+
+
+def test_int_string_and_empty_columns_match():
+    rng = random.Random(3)
+    ints = [0, -1, 9, 10, -10**17, 10**17 - 1] + [rng.randint(-10**12, 10**12) for _ in range(2000)]
+    strs = ["a", "", "b,c", "n\0ul", "x" * 40] + [str(rng.random()) for _ in range(len(ints) - 5)]
+    rows = [(i, s, None, float(i), "") for i, s in zip(ints, strs)]
+    assert _columnar(rows) == _reference(rows)
+    rows = [(i, s) for i, s in zip(ints, strs) if "\0" not in s]
+    assert _columnar(rows) == _reference(rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import locale
 import math
 from operator import attrgetter
 from dataclasses import fields
@@ -33,15 +34,16 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
     out.mkdir(parents=True, exist_ok=True)
     # written a block of rows at a time, column by column (report/columns.py: same bytes as
     # formatting each field through ``fmt_value`` and the csv module)
-    with open(out / "jobs.csv", "w", newline="") as f:
-        f.write(",".join(JobRecord.columns()) + "\n")
+    enc = locale.getpreferredencoding(False)  # what open() in text mode would encode with
+    with open(out / "jobs.csv", "wb") as f:
+        f.write((",".join(JobRecord.columns()) + "\n").encode(enc))
         for i in range(0, len(records), _CHUNK):
-            write_rows(f, _record_columns(records[i:i + _CHUNK]))
+            write_rows(f, _record_columns(records[i:i + _CHUNK]), enc)
     cols = list(series.columns().items())
-    with open(out / "series.csv", "w", newline="") as f:
-        f.write(",".join(name for name, _ in cols) + "\n")
+    with open(out / "series.csv", "wb") as f:
+        f.write((",".join(name for name, _ in cols) + "\n").encode(enc))
         for i in range(0, len(series.time), _CHUNK):
-            write_rows(f, [c[i:i + _CHUNK] for _, c in cols])
+            write_rows(f, [c[i:i + _CHUNK] for _, c in cols], enc)
     doc = {"summary": summary, "params": params}
     (out / "summary.json").write_text(strict_json(doc))
     if timings is not None:
