@@ -39,11 +39,13 @@ def env() -> dict:
     return e
 
 
-def run_dlsched(args: list[str], timeout_s: float | None = None, log=None) -> Measured:
-    """``python -m dlsched.cli *args`` to completion or ``timeout_s`` wall seconds."""
+def run_dlsched(args: list[str], timeout_s: float | None = None, log=None, profile=None) -> Measured:
+    """``python -m dlsched.cli *args`` to completion or ``timeout_s`` wall seconds
+    (under cProfile, written to ``profile``, when given)."""
     out = open(log, "w+") if log else subprocess.DEVNULL
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "dlsched.cli", *args], env=env(),
+    prof = ["-m", "cProfile", "-o", str(profile)] if profile else []
+    p = subprocess.Popen([sys.executable, *prof, "-m", "dlsched.cli", *args], env=env(),
                          stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     rc: int | None = None
     while True:
