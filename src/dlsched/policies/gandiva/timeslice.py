@@ -21,11 +21,16 @@ It asks to be called at the next round while jobs wait.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
+
+
+_submitted = attrgetter("spec.submit_time", "spec.job_id")
 
 
 @register("timeslice")
@@ -50,6 +55,7 @@ class TimeSlice(JobPolicy):
         # "slice" (while running: when its present slice began)
         self._origin: float | None = None  # rounds fall at origin + k * quantum
         self._last_round = 0.0  # (now - origin) / quantum at the previous call
+        self._nodes: dict[str, tuple] = {}  # job id -> (its GPUs, spread over nodes?)
 
     def on_submit(self, job: JobState, now: float) -> None:
         job.policy_data.setdefault("served", job.spec.submit_time)
@@ -67,13 +73,14 @@ class TimeSlice(JobPolicy):
         is_round = int(rounds + 1e-9) > int(self._last_round + 1e-9)  # crossed a round boundary
         self._last_round = rounds
         next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
-        running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))
+        # every sort key below ends in the (unique) job id, so no list needs sorting but by its own key
+        running = view.running()
         for j in running:
             j.policy_data.setdefault("slice", now)  # e.g. adopted after an engine restart
         expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
-                         key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.job_id))
+                         key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
         queue = sorted(view.queued(), key=lambda j: (j.policy_data.get("served", j.spec.submit_time),
-                                                     j.spec.submit_time, j.job_id))
+                                                     j.spec.submit_time, j.spec.job_id))
         scratch = view.free.copy()
         preempted: list[JobState] = []
         waiting = 0
@@ -101,12 +108,11 @@ class TimeSlice(JobPolicy):
             view.jobs[jid].policy_data["slice"] = now
         if self.consolidate:
             gone = {j.job_id for j in preempted}
-            for j in running:
+            # only jobs spread over nodes can move: those, in submission order (ties by job id)
+            for j in sorted((j for j in running if self._spread(c, j)), key=_submitted):
                 if j.job_id in gone or j.ready_at > now:
                     continue
                 own = j.allocation.gpus
-                if len({int(c.gpu_node[g]) for g in own}) < 2:
-                    continue
                 scratch.release(own)
                 target = pick_gpus(scratch, len(own), self._type(view, j), max_tier=Tier.NVLINK)
                 if target is None:
@@ -118,6 +124,18 @@ class TimeSlice(JobPolicy):
         if waiting or preempted:  # suspended jobs wait too: they compete again at the next round
             d.wakeup = next_round
         return d
+
+    def _spread(self, c, job: JobState) -> bool:
+        """Whether the job's GPUs lie on several nodes, worked out once per allocation: a call
+        looks at every running job, and most keep their GPUs for many calls."""
+        gpus = job.allocation.gpus
+        seen = self._nodes.get(job.spec.job_id)
+        if seen is None or seen[0] is not gpus:
+            seen = self._nodes[job.spec.job_id] = (gpus, len({int(c.gpu_node[g]) for g in gpus}) > 1)
+        return seen[1]
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        self._nodes.pop(job.spec.job_id, None)
 
     def _by_preempting(self, view, job, t, n, scratch, expired, already):
         """GPUs for ``job`` after suspending expired jobs (oldest slice first), or (None, ...)."""
