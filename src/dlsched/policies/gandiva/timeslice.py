@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+from dlsched.cluster.freemap import nodes_of_type
+from dlsched.cluster.oblivious import first_free_mode
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
@@ -31,6 +33,36 @@ from dlsched.policies.registry import register
 
 
 _submitted = attrgetter("spec.submit_time", "spec.job_id")
+
+
+class _NodeRoom:
+    """Whether some node could hold a spread job once its own GPUs are freed, from the free
+    counts alone.  The consolidation loop leaves the scratch map as it found it until a move
+    succeeds (and then stops), so the most free GPUs on one node, per type, are read once;
+    a best-fit search on a scratch map walks every node, for each spread job at each call."""
+
+    def __init__(self, scratch):
+        c = scratch.cluster
+        self.free = scratch._nf
+        self.node_of, _, self.node_type, _ = scratch._lists
+        self.exact = first_free_mode(c)  # a topology-oblivious cluster places by its own rule: no shortcut
+        nf = scratch.node_free
+        self.most = {None: int(nf.max()) if len(nf) else 0}
+        self.most.update((t, int(nf[nodes].max()) if len(nodes) else 0)
+                         for t, nodes in enumerate(nodes_of_type(c)))
+
+    def may_hold(self, own, t: int | None) -> bool:
+        if self.exact:
+            return True
+        n = len(own)
+        if self.most[t] >= n:
+            return True
+        mine: dict[int, int] = {}
+        for g in own:
+            node = self.node_of[g]
+            mine[node] = mine.get(node, 0) + 1
+        free, node_type = self.free, self.node_type
+        return any(free[node] + k >= n for node, k in mine.items() if t is None or node_type[node] == t)
 
 
 @register("timeslice")
@@ -109,10 +141,15 @@ class TimeSlice(JobPolicy):
         if self.consolidate:
             gone = {j.job_id for j in preempted}
             # only jobs spread over nodes can move: those, in submission order (ties by job id)
+            room = None
             for j in sorted((j for j in running if self._spread(c, j)), key=_submitted):
                 if j.job_id in gone or j.ready_at > now:
                     continue
                 own = j.allocation.gpus
+                if room is None:
+                    room = _NodeRoom(scratch)
+                if not room.may_hold(own, self._type(view, j)):
+                    continue  # no node could hold it: the search below would find nothing
                 scratch.release(own)
                 target = pick_gpus(scratch, len(own), self._type(view, j), max_tier=Tier.NVLINK)
                 if target is None:
