@@ -107,10 +107,21 @@ class TimeSlice(JobPolicy):
         next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
         # every sort key below ends in the (unique) job id, so no list needs sorting but by its own key
         running = view.running()
-        for j in running:
-            j.policy_data.setdefault("slice", now)  # e.g. adopted after an engine restart
-        expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
-                         key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
+        spread = []  # running jobs whose GPUs lie on several nodes (the only ones consolidation moves)
+        nodes = self._nodes
+        for j in running:  # one pass: every call sees every running job
+            pd = j.policy_data
+            if "slice" not in pd:
+                pd["slice"] = now  # e.g. adopted after an engine restart
+            gpus = j.allocation.gpus
+            if len(gpus) > 1:
+                seen = nodes.get(j.spec.job_id)
+                if seen is None or seen[0] is not gpus:  # worked out once per allocation
+                    seen = nodes[j.spec.job_id] = (gpus, len({int(c.gpu_node[g]) for g in gpus}) > 1)
+                if seen[1]:
+                    spread.append(j)
+        expired = None  # only a round's preemptions read it: sorted on first use (nothing it reads
+        # changes before the queue has been served)
         queue = sorted(view.queued(), key=lambda j: (j.policy_data.get("served", j.spec.submit_time),
                                                      j.spec.submit_time, j.spec.job_id))
         scratch = view.free.copy()
@@ -124,6 +135,9 @@ class TimeSlice(JobPolicy):
                 waiting += 1
                 continue
             if gpus is None:
+                if expired is None:
+                    expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
+                                     key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
                 gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted)
                 if gpus is None:
                     waiting += 1
@@ -142,7 +156,7 @@ class TimeSlice(JobPolicy):
             gone = {j.job_id for j in preempted}
             # only jobs spread over nodes can move: those, in submission order (ties by job id)
             room = None
-            for j in sorted((j for j in running if self._spread(c, j)), key=_submitted):
+            for j in sorted(spread, key=_submitted):
                 if j.job_id in gone or j.ready_at > now:
                     continue
                 own = j.allocation.gpus
@@ -161,15 +175,6 @@ class TimeSlice(JobPolicy):
         if waiting or preempted:  # suspended jobs wait too: they compete again at the next round
             d.wakeup = next_round
         return d
-
-    def _spread(self, c, job: JobState) -> bool:
-        """Whether the job's GPUs lie on several nodes, worked out once per allocation: a call
-        looks at every running job, and most keep their GPUs for many calls."""
-        gpus = job.allocation.gpus
-        seen = self._nodes.get(job.spec.job_id)
-        if seen is None or seen[0] is not gpus:
-            seen = self._nodes[job.spec.job_id] = (gpus, len({int(c.gpu_node[g]) for g in gpus}) > 1)
-        return seen[1]
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._nodes.pop(job.spec.job_id, None)
