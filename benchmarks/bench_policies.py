@@ -14,6 +14,10 @@ On a shared machine every figure is an upper bound.
 
     python benchmarks/bench_policies.py [--policies fcfs,gavel] [--sizes 13000,100000]
         [--timeout 300] [--seed 0] [--cluster crius-sim] [--json FILE]
+    python benchmarks/bench_policies.py --from-log run1.err run2.err   # the table of earlier runs
+
+Each run's line goes to stderr as it ends (and to --json, rewritten after every run), so a
+long matrix can be split over several invocations and its table printed from their logs.
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _command import SRC, run_dlsched  # noqa: E402
+from _command import SRC, Measured, run_dlsched  # noqa: E402
 
 GOAL_CPU_S = 10.0
 GOAL_RATIO = 10.0
@@ -40,6 +45,28 @@ def registered() -> list[str]:
     from dlsched.policies.names import declared_policy_names
 
     return list(declared_policy_names())
+
+
+_LINE = re.compile(r"^\s+(\S+)\s+(\d+) jobs\s+(> )?([\d.]+|failed \((-?\d+)\)) CPU s\s+([\d.]+) s wall\s+([\d.]+) GiB")
+
+
+def from_logs(paths: list[str]) -> tuple[list[tuple[str, dict]], list[int]]:
+    """Measurements from earlier runs' stderr lines (a later line for the same run wins)."""
+    rows: dict[str, dict] = {}
+    sizes: list[int] = []
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            m = _LINE.match(line)
+            if not m:
+                continue
+            pol, n = m.group(1), int(m.group(2))
+            failed = m.group(5)
+            cpu = 0.0 if failed is not None else float(m.group(4))
+            rc = int(failed) if failed is not None else (None if m.group(3) else 0)
+            rows.setdefault(pol, {})[n] = Measured(cpu, float(m.group(6)), float(m.group(7)), rc, "")
+            if n not in sizes:
+                sizes.append(n)
+    return list(rows.items()), sorted(sizes)
 
 
 def fmt_cpu(m) -> str:
@@ -54,7 +81,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cluster", default="crius-sim")
     ap.add_argument("--json", default=None, metavar="FILE", help="also write every measurement here")
+    ap.add_argument("--from-log", nargs="+", default=None, metavar="FILE",
+                    help="run nothing: print the table from earlier runs' stderr lines")
     args = ap.parse_args()
+    if args.from_log:
+        rows, sizes = from_logs(args.from_log)
+        print("from earlier runs' lines:", ", ".join(args.from_log))
+        print_table(rows, sizes)
+        return
     policies = args.policies.split(",") if args.policies else registered()
     sizes = [int(s) for s in args.sizes.split(",")]
     params = {"cluster": args.cluster, "sizes": sizes, "days": {n: round(14.0 * n / 13000, 2) for n in sizes},
@@ -81,7 +115,13 @@ def main() -> None:
                                                   "timed_out": m.timed_out}
             print(f"  {pol:<20} {n:>8} jobs  {fmt_cpu(m):>10} CPU s  {m.wall_s:7.1f} s wall  "
                   f"{m.peak_gib:5.2f} GiB", file=sys.stderr, flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         rows.append((pol, res))
+    print_table(rows, sizes)
+
+
+def print_table(rows, sizes: list[int]) -> None:
     print()
     head = ["policy"]
     for n in sizes:
@@ -93,10 +133,18 @@ def main() -> None:
     for pol, res in rows:
         cells = [pol]
         for n in sizes:
-            m = res[n]
+            m = res.get(n)
+            if m is None:
+                cells += ["not run", "", ""]
+                continue
             cells += [fmt_cpu(m), f"{1000 * m.cpu_s / n:.2f}" if m.rc == 0 else "", f"{m.peak_gib:.2f}"]
         if len(sizes) == 2:
-            a, b = res[sizes[0]], res[sizes[1]]
+            a, b = res.get(sizes[0]), res.get(sizes[1])
+            if a is None or b is None:
+                small = a is not None and a.rc == 0 and a.cpu_s <= GOAL_CPU_S
+                cells += ["", ("met" if small else "not met" if a is not None else "") + ", not run"]
+                print("| " + " | ".join(cells) + " |")
+                continue
             ok = a.rc == 0 and b.rc == 0
             cells.append(f"{math.log(b.cpu_s / a.cpu_s) / math.log(sizes[1] / sizes[0]):.2f}" if ok else "")
             small = a.rc == 0 and a.cpu_s <= GOAL_CPU_S
@@ -105,8 +153,6 @@ def main() -> None:
         print("| " + " | ".join(cells) + " |")
     if len(sizes) == 2:
         print(f"\ngoals: <= {GOAL_CPU_S:g} CPU s at {sizes[0]:,} jobs, then <= {GOAL_RATIO:g}x that at {sizes[1]:,}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
