@@ -122,12 +122,23 @@ class TimeSlice(JobPolicy):
                     spread.append(j)
         expired = None  # only a round's preemptions read it: sorted on first use (nothing it reads
         # changes before the queue has been served)
+        # between rounds only free GPUs are handed out: with none free, no queued job starts and
+        # nothing spread can move (a node would need free GPUs beside the job's own), so the
+        # queue is neither sorted nor walked; it only asks for the next round
+        if not is_round and view.free.total_free == 0:
+            d = Decision()
+            if any(True for _ in view.queued()):
+                d.wakeup = next_round
+            return d
         queue = sorted(view.queued(), key=lambda j: (j.policy_data.get("served", j.spec.submit_time),
                                                      j.spec.submit_time, j.spec.job_id))
         scratch = view.free.copy()
         preempted: list[JobState] = []
         waiting = 0
-        for job in queue:
+        for i, job in enumerate(queue):
+            if not is_round and scratch.total_free == 0:
+                waiting += len(queue) - i  # nothing later fits either
+                break
             t = self._type(view, job)
             n = job.spec.num_gpus
             gpus = pick_gpus(scratch, n, t) if scratch.free_of_type(t) >= n else None
