@@ -51,18 +51,35 @@ class _NodeRoom:
         self.most.update((t, int(nf[nodes].max()) if len(nodes) else 0)
                          for t, nodes in enumerate(nodes_of_type(c)))
 
-    def may_hold(self, own, t: int | None) -> bool:
+    def may_hold(self, own, t: int | None, per_node) -> bool:
+        """``per_node``: (node, the job's GPUs there) for each node of ``own``."""
         if self.exact:
             return True
         n = len(own)
         if self.most[t] >= n:
             return True
-        mine: dict[int, int] = {}
-        for g in own:
-            node = self.node_of[g]
-            mine[node] = mine.get(node, 0) + 1
         free, node_type = self.free, self.node_type
-        return any(free[node] + k >= n for node, k in mine.items() if t is None or node_type[node] == t)
+        return any(free[node] + k >= n for node, k in per_node if t is None or node_type[node] == t)
+
+
+def _gpus_by_type(c, jobs) -> dict[int | None, int]:
+    """GPUs the jobs hold, per type of each one's first GPU (the type ``_by_preempting`` checks),
+    and in all under None."""
+    out: dict[int | None, int] = {None: 0}
+    for e in jobs:
+        gpus = e.allocation.gpus
+        t = int(c.gpu_type_idx[gpus[0]])
+        out[t] = out.get(t, 0) + len(gpus)
+        out[None] += len(gpus)
+    return out
+
+
+def _per_node(gpu_node, gpus) -> tuple[tuple[int, int], ...]:
+    mine: dict[int, int] = {}
+    for g in gpus:
+        node = int(gpu_node[g])
+        mine[node] = mine.get(node, 0) + 1
+    return tuple(mine.items())
 
 
 @register("timeslice")
@@ -117,7 +134,8 @@ class TimeSlice(JobPolicy):
             if len(gpus) > 1:
                 seen = nodes.get(j.spec.job_id)
                 if seen is None or seen[0] is not gpus:  # worked out once per allocation
-                    seen = nodes[j.spec.job_id] = (gpus, len({int(c.gpu_node[g]) for g in gpus}) > 1)
+                    per_node = _per_node(c.gpu_node, gpus)
+                    seen = nodes[j.spec.job_id] = (gpus, len(per_node) > 1, per_node)
                 if seen[1]:
                     spread.append(j)
         expired = None  # only a round's preemptions read it: sorted on first use (nothing it reads
@@ -149,12 +167,16 @@ class TimeSlice(JobPolicy):
                 if expired is None:
                     expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
                                      key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
-                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted)
+                    freeable = _gpus_by_type(c, expired)  # nothing is preempted yet
+                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted,
+                                                            freeable)
                 if gpus is None:
                     waiting += 1
                     continue
                 scratch = scratch2
                 preempted += taken
+                for k, v in _gpus_by_type(c, taken).items():
+                    freeable[k] -= v
             scratch.allocate(gpus)
             d.allocate[job.job_id] = Allocation.of(gpus)
         for j in preempted:
@@ -173,7 +195,7 @@ class TimeSlice(JobPolicy):
                 own = j.allocation.gpus
                 if room is None:
                     room = _NodeRoom(scratch)
-                if not room.may_hold(own, self._type(view, j)):
+                if not room.may_hold(own, self._type(view, j), self._nodes[j.spec.job_id][2]):
                     continue  # no node could hold it: the search below would find nothing
                 scratch.release(own)
                 target = pick_gpus(scratch, len(own), self._type(view, j), max_tier=Tier.NVLINK)
@@ -190,9 +212,13 @@ class TimeSlice(JobPolicy):
     def on_finish(self, job: JobState, now: float) -> None:
         self._nodes.pop(job.spec.job_id, None)
 
-    def _by_preempting(self, view, job, t, n, scratch, expired, already):
+    def _by_preempting(self, view, job, t, n, scratch, expired, already, freeable):
         """GPUs for ``job`` after suspending expired jobs (oldest slice first), or (None, ...)."""
         c = view.cluster
+        # at most every eligible expired job's GPUs come free (``freeable``, kept by the caller):
+        # if even that is short, the walk below (a copy, then a release per job) finds nothing
+        if scratch.free_of_type(t) + freeable.get(t, 0) < n:
+            return None, scratch, []
         trial = None
         taken = []
         for e in expired:
