@@ -24,7 +24,6 @@ from __future__ import annotations
 from operator import attrgetter
 
 from dlsched.cluster.freemap import nodes_of_type
-from dlsched.cluster.oblivious import first_free_mode
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
@@ -45,7 +44,7 @@ class _NodeRoom:
         c = scratch.cluster
         self.free = scratch._nf
         self.node_of, _, self.node_type, _ = scratch._lists
-        self.exact = first_free_mode(c)  # a topology-oblivious cluster places by its own rule: no shortcut
+        self.exact = scratch.first_free  # topology-oblivious placement has its own rule: no shortcut
         nf = scratch.node_free
         self.most = {None: int(nf.max()) if len(nf) else 0}
         self.most.update((t, int(nf[nodes].max()) if len(nodes) else 0)
