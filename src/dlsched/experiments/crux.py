@@ -186,13 +186,15 @@ def run_metrics(d: Path) -> dict[str, float]:
 def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos", gpus: int = 2768,
                max_gpus: int | None = None,
                policies=None, comms=None, progress=None, host_batch: bool = True,
-               resume: bool = False, placement: str = "packed", extra: tuple[str, ...] = (),
-               load: float = 0.6, seed: int = 0) -> dict[tuple[str, str], dict]:
+               resume: bool = False, placement: str = "packed",
+               charge_self_collisions: bool = False, load: float = 0.6,
+               seed: int = 0) -> dict[tuple[str, str], dict]:
     """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run (``resume``:
-    keep a finished run's results; the trace is seeded, so it is the same file; ``placement``:
-    ``simulate --placement``; ``extra``: more ``simulate`` arguments; ``load``: arrivals sized to this
-    share of the GPUs; ``seed``: the trace's and the run's)."""
-    from dlsched.cli import main
+    keep a finished run's results; the trace is seeded, so it is the same file; ``placement`` and
+    ``charge_self_collisions``: as the ``simulate`` flags; ``load``: arrivals sized to this share of
+    the GPUs; ``seed``: the trace's and the run's)."""
+    from dlsched.run.execute import execute
+    from dlsched.run.spec import ClusterSpec, NetworkSpec, PolicySpec, RunSpec, WorkloadSpec
 
     trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch,
                         max_gpus=max_gpus, load=load, seed=seed)
@@ -201,11 +203,11 @@ def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos"
     for i, (p, c) in enumerate(runs):
         d = out_dir / f"{p}-{c}"
         done = resume and (d / "timing.json").exists()
-        rc = 0 if done else main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", p, "--comm", c,
-                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement, "--seed", str(seed),
-                   *extra])
-        if rc:
-            raise RuntimeError(f"simulate {p} {c} on {cluster} failed ({rc})")
+        if not done:
+            execute(RunSpec(workload=WorkloadSpec(trace=str(trace), fit_requests=True),
+                            cluster=ClusterSpec(str(cluster), placement), policy=PolicySpec(p),
+                            network=NetworkSpec(comm=c, charge_self_collisions=charge_self_collisions),
+                            seed=seed), d)
         res[(p, c)] = run_metrics(d)
         if progress:
             progress(i + 1, len(runs), f"trace {cluster}: {p} x {c}")
@@ -232,16 +234,15 @@ METRIC = ("GPU utilisation of the GPUs jobs hold (compute GPU-s / held GPU-s); a
 
 def _one_run(job: tuple) -> tuple[tuple, dict]:
     """One trace run of the grid (a process pool's task): its key and ``run_metrics``."""
-    from dlsched.cli import main
+    from dlsched.run.execute import execute
+    from dlsched.run.spec import ClusterSpec, NetworkSpec, PolicySpec, RunSpec, WorkloadSpec
 
-    key, out, trace, placement, seed, comm, extra = job
+    key, out, trace, placement, seed, comm, levels = job
     d = Path(out)
     if not (d / "timing.json").exists():
-        rc = main(["simulate", "--cluster", GRID_CLUSTER, "--trace", str(trace), "--policy", "fcfs", "--comm", comm,
-                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement, "--seed", str(seed),
-                   *extra])
-        if rc:
-            raise RuntimeError(f"simulate {comm} at {key} failed ({rc})")
+        execute(RunSpec(workload=WorkloadSpec(trace=str(trace), fit_requests=True),
+                        cluster=ClusterSpec(GRID_CLUSTER, placement), policy=PolicySpec("fcfs"),
+                        network=NetworkSpec(comm=comm, comm_levels=levels), seed=seed), d)
     return key, run_metrics(d)
 
 
@@ -253,9 +254,9 @@ def grid_runs(out_dir: Path, points, comms=GRID_COMMS, compressed=COMPRESSED, wo
         d = out_dir / p.setting / f"seed{p.seed}-load{p.load:g}"
         trace = write_trace(d / "trace.csv", jobs, days, gpus_total=GRID_GPUS, load=GRID_LOAD * p.load, seed=p.seed)
         for c in comms:
-            tasks.append(((p, c), str(d / c), trace, p.setting, p.seed, c, ()))
+            tasks.append(((p, c), str(d / c), trace, p.setting, p.seed, c, 8))
         for name, levels in compressed.items():
-            tasks.append(((p, name), str(d / name), trace, p.setting, p.seed, "crux", ("--comm-levels", str(levels))))
+            tasks.append(((p, name), str(d / name), trace, p.setting, p.seed, "crux", levels))
     out = {}
     if workers > 1:
         from concurrent.futures import ProcessPoolExecutor
