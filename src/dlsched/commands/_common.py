@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from dlsched import defaults as D
 from dlsched.commands._argtypes import (non_negative_float, non_negative_int, positive_float,
                                         positive_int)
-from dlsched.commands._jobs import DEFAULT_DAYS, DEFAULT_JOBS
 from dlsched.perf.default import PERF_MODELS
 
 if TYPE_CHECKING:  # the engine, cluster and perf models load on use: start-up stays cheap
@@ -33,11 +32,7 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="a request whose model does not fit in GPU memory on its GPUs is doubled (up to "
                         "16 GPUs) until it does; each change is listed in summary.json (default: such "
                         "a request is an error, or skipped with --skip-bad-rows)")
-    p.add_argument("--jobs", type=positive_int, default=None,
-                   help=f"synthetic: number of jobs (default {DEFAULT_JOBS}); trace: keep the first N")
-    p.add_argument("--days", type=positive_float, default=None,
-                   help=f"synthetic: span of arrivals in days (default: {DEFAULT_DAYS:g} x jobs / {DEFAULT_JOBS}, "
-                        "the benchmark trace's arrival rate)")
+    add_load_args(p)
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="random seed, 0 or more (synthetic trace and policies)")
     p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
@@ -65,6 +60,27 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_option_arg(p)
     add_engine_args(p)
+
+
+def add_load_args(p: argparse.ArgumentParser) -> None:
+    # what the flags mean is in workload/load.py and workload/named.py; here only their parsing
+    from dlsched.workload.load import DEFAULT_LOAD
+
+    p.add_argument("--jobs", type=positive_int, default=None,
+                   help="synthetic: number of jobs (default: 13,000 x the cluster's GPUs / 1,280, at least "
+                        "100); trace or --workload: keep the first N")
+    p.add_argument("--load", type=positive_float, default=None, metavar="L",
+                   help="offered load: GPU-hours the jobs ask for over the GPU-hours the cluster offers "
+                        f"while they arrive; only arrival times move (synthetic default {DEFAULT_LOAD:g}; "
+                        "a trace keeps its own unless given; docs/workloads.md)")
+    p.add_argument("--time-scale", type=positive_float, default=None, metavar="F",
+                   help="multiply the gaps between arrivals by F (0.5: twice as dense); sizes unchanged")
+    p.add_argument("--days", type=positive_float, default=None,
+                   help="synthetic: arrivals spread over this many days instead of --load (job sizes "
+                        "never change)")
+    p.add_argument("--workload", default=None, metavar="NAME",
+                   help="a named workload instead of the default Philly-shaped one: philly, dally-batch, "
+                        "dally-poisson, gandiva, crux, crius-sim, crius-testbed (docs/workloads.md)")
 
 
 def comm_name(text: str) -> str:

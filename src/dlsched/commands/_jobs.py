@@ -18,9 +18,9 @@ from dlsched.errors import InfeasibleJobError, InputError
 if TYPE_CHECKING:  # loads on use: start-up stays cheap
     from dlsched.cluster.topology import Cluster
 
-# the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
+# the embedded default: Philly-shaped jobs, 13,000 on crius-sim (scaled to other clusters'
+# GPUs), at the default offered load (workload/named.py, workload/synthetic.py)
 DEFAULT_JOBS = 13000
-DEFAULT_DAYS = 14.0
 SHOW_SKIPPED = 20  # skipped rows listed on the terminal; the results keep all of them
 SHOW_CHANGES = 10
 
@@ -116,16 +116,13 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
             jobs = jobs[:args.jobs]  # the first N by submission time
         check_memory(len(jobs))
     else:
-        from dlsched.workload.synthetic import philly_like
+        from dlsched.workload.named import Request, build, default_jobs
 
-        n = args.jobs or DEFAULT_JOBS
+        n = args.jobs or default_jobs(cluster)
         check_memory(n)  # before generating: a billion jobs must fail here, not in the kernel
-        days = args.days if args.days is not None else DEFAULT_DAYS * n / DEFAULT_JOBS
-        if not (days > 0 and math.isfinite(days)):
-            raise InputError(f"--days must be positive (and finite), got {days}", field="--days")
-        jobs = philly_like(cluster, n_jobs=n, days=days, seed=args.seed)
-        skipped, source = [], "synthetic"
-        info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
+        built = build(getattr(args, "workload", None) or "philly", cluster,
+                      Request(args.jobs, args.seed, getattr(args, "load", None), args.days))
+        jobs, info, skipped, source = built.jobs, dict(built.info), [], "synthetic"
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
     skipped.extend(bad)
     fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=args.fit_requests, where=_checked_on(cluster))
@@ -146,6 +143,12 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
         info.update(_report_skipped(sorted(skipped, key=lambda r: r.line), source))
     if not jobs:
         raise InputError("no jobs to simulate", file=source)
+    from dlsched.workload.load import apply
+
+    synthetic_set = not args.trace and built.arrivals_set
+    jobs, offered = apply(jobs, cluster, perf, load=None if synthetic_set else getattr(args, "load", None),
+                          time_scale=getattr(args, "time_scale", None))
+    info.update(offered.as_dict())
     return jobs, info
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from dlsched.commands import _common as c
@@ -26,6 +27,7 @@ def run(args) -> int:
     from dlsched.policies.registry import make_policy, used_options
     from dlsched.report.io import strict_json, write_results
     from dlsched.report.tables import print_summaries
+    from dlsched.report.warnings import describe_load, network_lines, nothing_could_differ
     from dlsched.sim.engine import Simulator
 
     names = list(dict.fromkeys(n.strip() for n in args.policies.split(",") if n.strip()))
@@ -40,23 +42,30 @@ def run(args) -> int:
     cluster = c.load_cluster(args.cluster, args.placement)
     perf = c.perf_model(args, cluster)
     jobs, info = load_jobs(args, cluster, perf)
-    summaries = {}
+    summaries, net_lines = {}, {}
     for name, policy in zip(names, policies):
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
             result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
                                contention=c.contention_model(args, cluster)).run(progress=cb)
+        result.summary["offered_load"] = info.get("offered_load")  # beside utilisation and queueing
         out = write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
                             {**result.params, **info, "policy_options": used_options(name, options[name])},
                             timings=result.stats)
         c.write_links(out, result.links)
         summaries[name] = result.summary
+        net_lines[name] = network_lines(result.stats)
     (Path(args.out) / "compare.json").write_text(strict_json(
         {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info, "policies": names,
                     "policy_options": {n: used_options(n, options[n]) for n in names}},
          "summaries": summaries}))
     print(cluster.describe())
-    print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
+    print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}; {describe_load(info)}")
     print_summaries(summaries)
+    for line in nothing_could_differ(summaries, {n: f"{args.out}/{n}" for n in names}):
+        print(f"dlsched: warning: {line}", file=sys.stderr)
+    for name, lines in net_lines.items():
+        for line in lines:
+            print(f"dlsched: {name}: {line}", file=sys.stderr)
     from dlsched.report.provenance import args_config, write_provenance
 
     write_provenance(args.out, args_config(args), args.seed, getattr(args, "argv", None))

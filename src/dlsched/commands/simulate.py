@@ -47,6 +47,7 @@ def run(args) -> int:
     params = {**result.params, **info, "policy_options": used_options(args.policy, options)}
     if args.placement != "packed":  # default runs keep their summary.json byte for byte
         params["placement"] = args.placement
+    result.summary["offered_load"] = info.get("offered_load")  # beside utilisation and queueing
     out = write_results(args.out, result.records, result.series, result.summary, params,
                         timings=result.stats)
     from dlsched.report.provenance import args_config, write_provenance
@@ -59,9 +60,21 @@ def run(args) -> int:
         print(f"timeline in {args.timeline} (open in ui.perfetto.dev)")
     c.write_links(out, result.links)
     print(cluster.describe())
-    print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
+    from dlsched.report.warnings import describe_load
+
+    print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}; {describe_load(info)}")
     print_summaries({policy.name: result.summary})
+    _warn(result)
     st = result.stats
     print(f"simulated {st['events']} events in {st['wall_s']:.2f} s ({st['events_per_s']:.0f} events/s); "
           f"results in {out}/")
     return 0
+
+
+def _warn(result) -> None:
+    import sys
+
+    from dlsched.report.warnings import network_lines, nothing_could_differ
+
+    for line in nothing_could_differ({result.params.get("policy", "run"): result.summary}) + network_lines(result.stats):
+        print(f"dlsched: {line}", file=sys.stderr)
