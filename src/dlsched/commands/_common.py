@@ -205,8 +205,12 @@ def progress_bar(quiet: bool, label: str):
     """A context manager yielding a callback ``(now, done, total)``; a no-op when quiet."""
     import contextlib
 
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         return contextlib.nullcontext(None)
+    if not sys.stderr.isatty():  # a log or a pipe: a plain line now and then, never silence
+        from dlsched.report.progress import plain_progress
+
+        return plain_progress(label)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     @contextlib.contextmanager

@@ -39,17 +39,14 @@ def simulate_run(doc: dict) -> dict:
                          tier_profile=exp.tier_profile, debug=exp.sim.debug, max_time=exp.sim.max_time,
                          checkpoint_interval=exp.sim.checkpoint_interval, fit_requests=wl.fit_requests,
                          start_overhead=exp.sim.start_overhead, restore_base=exp.sim.restore_base,
-                         restore_per_gb=exp.sim.restore_per_gb)
+                         restore_per_gb=exp.sim.restore_per_gb, load=wl.load, time_scale=wl.time_scale,
+                         workload=wl.name)
     cluster = load_cluster(exp.cluster)
     perf = c.perf_model(ns, cluster)
     jobs, info = load_jobs(ns, cluster, perf)
-    if wl.load != 1.0:  # a busier (or quieter) cluster: arrivals closer together, each job's slack kept
-        jobs = [j.with_(submit_time=j.submit_time / wl.load,
-                        deadline=None if j.deadline is None else j.submit_time / wl.load + (j.deadline - j.submit_time))
-                for j in jobs]
-        info["load"] = wl.load
     policy = make_policy(entry.name, **entry.options)
     res = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(ns)).run()
+    res.summary["offered_load"] = info.get("offered_load")  # beside utilisation and queueing
     return {"records": res.records, "series": res.series, "summary": res.summary,
             "params": {**res.params, **info, "policy_options": entry.options}, "stats": res.stats}
 

@@ -9,12 +9,11 @@ jobs ``dlsched reproduce dally`` runs.  They are imported on use: a plain run lo
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from dlsched.errors import InputError
+from dlsched.errors import InputError, did_you_mean
 
 if TYPE_CHECKING:
     from dlsched.cluster.topology import Cluster
@@ -144,9 +143,8 @@ WORKLOADS: dict[str, NamedWorkload] = {w.name: w for w in (
 def get_workload(name: str) -> NamedWorkload:
     w = WORKLOADS.get(name)
     if w is None:
-        close = difflib.get_close_matches(name, list(WORKLOADS), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        raise InputError(f"unknown workload '{name}'{hint} (known: {', '.join(WORKLOADS)})", field="--workload")
+        hint = did_you_mean(name, WORKLOADS)
+        raise InputError(f"unknown workload '{name}'{hint}; known: {', '.join(WORKLOADS)}", field="--workload")
     return w
 
 
