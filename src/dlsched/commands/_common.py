@@ -30,8 +30,9 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="skip malformed or infeasible rows, reporting how many and why")
     p.add_argument("--fit-requests", action="store_true",
                    help="a request whose model does not fit in GPU memory on its GPUs is doubled (up to "
-                        "16 GPUs) until it does; each change is listed in summary.json (default: such "
-                        "a request is an error, or skipped with --skip-bad-rows)")
+                        "16 GPUs) until it does; each change is listed in summary.json; a job that fits on "
+                        "none is skipped, counted and listed, as the Crius authors' simulator leaves such "
+                        "jobs out (default: such a request is an error, or skipped with --skip-bad-rows)")
     add_load_args(p)
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="random seed, 0 or more (synthetic trace and policies)")

@@ -25,3 +25,19 @@ def plain_progress(label: str, every_s: float = EVERY_S, file=None, clock=time.m
             print(f"dlsched: {label}: {done}/{total} jobs done, simulated time {now / 3600:,.1f} h, "
                   f"{t - start:,.0f} s elapsed", file=out, flush=True)
     yield cb
+
+
+@contextlib.contextmanager
+def plain_steps(what: str, every_s: float = EVERY_S, file=None, clock=time.monotonic):
+    """Yields a callback ``(done, total, label)`` for a run of many steps (``reproduce``); prints at
+    most one line per ``every_s``."""
+    out = file or sys.stderr
+    start = clock()
+    last = [start]
+
+    def cb(done, total, label):
+        t = clock()
+        if t - last[0] >= every_s:
+            last[0] = t
+            print(f"dlsched: {done}/{total} {what} done ({label}), {t - start:,.0f} s elapsed", file=out, flush=True)
+    yield cb
