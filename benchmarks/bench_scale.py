@@ -8,6 +8,10 @@ is off by default here (``--events`` keeps it: one ``CoreEvent`` per change,
 about 4 per job).  Run:
 
     python benchmarks/bench_scale.py [--jobs 1000000] [--policy fcfs] [--events] [--profile FILE]
+
+The jobs are ``philly_like``'s benchmark trace, unchanged when the CLI's default workload moved
+to an offered load (docs/workloads.md): its figures stay comparable with earlier passes.  From
+the command line the same jobs are ``dlsched simulate --workload benchmark [--jobs N --days D]``.
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ def add_load_args(p: argparse.ArgumentParser) -> None:
                    help="synthetic: arrivals spread over this many days instead of --load (job sizes "
                         "never change)")
     p.add_argument("--workload", default=None, metavar="NAME",
-                   help="a named workload instead of the default Philly-shaped one: philly, dally-batch, "
-                        "dally-poisson, gandiva, crux, crius-sim, crius-testbed (docs/workloads.md)")
+                   help="a named workload instead of the default Philly-shaped one: philly, benchmark, "
+                        "dally-batch, dally-poisson, gandiva, crux, crius-sim, crius-testbed (docs/workloads.md)")
 
 
 def comm_name(text: str) -> str:

@@ -68,6 +68,19 @@ def _philly(cluster: Cluster, req: Request) -> Built:
     return Built(jobs, info, arrivals_set=True)
 
 
+def _benchmark(cluster: Cluster, req: Request) -> Built:
+    from dlsched.workload.synthetic import philly_like
+
+    if req.load is not None:
+        raise InputError("the benchmark workload sets its own durations for a load of 1.0 over --days; "
+                         "use --time-scale to move its arrivals", field="--load")
+    n = req.n_jobs or 13000
+    days = req.days if req.days is not None else 14.0 * n / 13000
+    jobs = philly_like(cluster, n_jobs=n, days=days, seed=req.seed)
+    return Built(jobs, {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days},
+                 arrivals_set=True)
+
+
 def _dally(arrival: str) -> Callable[[Cluster, Request], Built]:
     def build(cluster: Cluster, req: Request) -> Built:
         from dlsched.experiments import dally
@@ -125,6 +138,8 @@ def _first(jobs: list, n: int | None) -> list:
 WORKLOADS: dict[str, NamedWorkload] = {w.name: w for w in (
     NamedWorkload("philly", "Philly-shaped jobs (durations capped at a day) at --load (default "
                   "workload)", None, False, _philly),
+    NamedWorkload("benchmark", "the benchmark trace, the default before --load: 13,000 jobs in 14 days, "
+                  "durations scaled to fill crius-sim (benchmarks/bench_sim.py)", "crius-sim", False, _benchmark),
     NamedWorkload("dally-batch", "Dally section V: 500 jobs of the six Table I models at t = 0", "dally-8racks",
                   False, _dally("batch")),
     NamedWorkload("dally-poisson", "Dally section V: 400 Table I jobs, Poisson arrivals at the paper's peak "
