@@ -93,3 +93,14 @@ def test_named_workload_runs(tmp_path, capsys):
                  "--out", str(tmp_path / "o")]) == 0
     assert "workload:dally-poisson" in capsys.readouterr().out
     assert params(tmp_path / "o")["trace"] == "workload:dally-poisson"
+
+
+def test_serve_time_scale_moves_live_arrivals_only():
+    from dlsched.commands.serve import scaled_arrivals
+    from dlsched.live.jobfile import LiveJob
+    from dlsched.workload.job import JobSpec
+
+    jobs = [LiveJob(JobSpec("a", 0.0, "resnet50", 1, total_iterations=10), "/x.py", delay_s=4.0)]
+    (half,) = scaled_arrivals(jobs, 0.5)
+    assert half.delay_s == 2.0 and half.spec == jobs[0].spec
+    assert scaled_arrivals(jobs, None) is jobs
