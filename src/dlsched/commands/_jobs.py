@@ -134,6 +134,12 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
         raise InfeasibleJobError(f"job {first.job.job_id}: {first.reason}{more}",
                                  file=first.job.extra.get("source", source), line=first.line, field="num_gpus")
     jobs = fit.jobs
+    from dlsched.workload.load import apply  # offered load and arrivals scaled to it (docs/workloads.md)
+
+    synthetic_set = not args.trace and built.arrivals_set
+    jobs, offered = apply(jobs, cluster, perf, load=None if synthetic_set else getattr(args, "load", None),
+                          time_scale=getattr(args, "time_scale", None))
+    info.update(offered.as_dict())
     if hasattr(perf, "forget_counts"):  # a replayed table reports what the run priced, not this check
         perf.forget_counts()
     skipped.extend(SkippedRow(b.line, "num_gpus", b.reason) for b in fit.bad)
@@ -145,12 +151,6 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
         info.update(_report_skipped(sorted(skipped, key=lambda r: r.line), source))
     if not jobs:
         raise InputError("no jobs to simulate", file=source)
-    from dlsched.workload.load import apply
-
-    synthetic_set = not args.trace and built.arrivals_set
-    jobs, offered = apply(jobs, cluster, perf, load=None if synthetic_set else getattr(args, "load", None),
-                          time_scale=getattr(args, "time_scale", None))
-    info.update(offered.as_dict())
     return jobs, info
 
 

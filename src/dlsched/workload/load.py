@@ -95,6 +95,8 @@ def apply(jobs: Sequence[JobSpec], cluster: Cluster, perf=None, *, load: float |
     if load is not None and time_scale is not None:
         raise InputError("give --load or --time-scale, not both", field="--load")
     before = measure(jobs, cluster, perf)
+    if not jobs:  # nothing to move; the caller says there is nothing to simulate
+        return [], before
     if load is not None:
         if not (load > 0 and math.isfinite(load)):
             raise InputError(f"must be a positive finite number, got {load!r}", field="--load")
