@@ -117,8 +117,8 @@ def _crux(cluster: Cluster, req: Request) -> Built:
         jobs = list(read_trace(str(path)).jobs)
     for j in jobs:
         j.extra.pop("source", None)  # a temporary file: errors name the workload instead
-    return Built(jobs, {"trace": "workload:crux", "synthetic_jobs": n, "synthetic_days": days,
-                        "placement_hint": "first-free"}, arrivals_set=req.days is not None)
+    return Built(jobs, {"trace": "workload:crux", "synthetic_jobs": n, "synthetic_days": days},
+                 arrivals_set=req.days is not None)
 
 
 def _crius(scenario: str) -> Callable[[Cluster, Request], Built]:
@@ -176,4 +176,9 @@ def build(name: str, cluster: Cluster, req: Request) -> Built:
         if not arena_available():
             raise InputError(f"workload '{name}' reads the Crius authors' arena trace from ../shared/anchors/"
                              "traces, which is not here", field="--workload")
+    if w.cluster is not None and cluster.name != w.cluster:
+        import sys
+
+        print(f"dlsched: note: workload '{name}' is the paper's mix for {w.cluster}; running it on "
+              f"{cluster.name}", file=sys.stderr)
     return w.build(cluster, req)
