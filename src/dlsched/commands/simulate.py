@@ -76,5 +76,6 @@ def _warn(result) -> None:
 
     from dlsched.report.warnings import network_lines, nothing_could_differ
 
-    for line in nothing_could_differ({result.params.get("policy", "run"): result.summary}) + network_lines(result.stats):
+    lines = nothing_could_differ({result.params.get("policy", "run"): result.summary}) + network_lines(result.stats)
+    for line in lines:
         print(f"dlsched: {line}", file=sys.stderr)

@@ -110,7 +110,9 @@ def _crux(cluster: Cluster, req: Request) -> Built:
     n = req.n_jobs or 1000
     days = req.days if req.days is not None else 14.0 * n / 5000
     largest = crux.TOPOLOGIES.get(cluster.name, (None, None))[1]
-    cap = largest if largest is not None else (None if cluster.num_gpus >= max(crux.TRACE_GPUS[0]) else cluster.num_gpus)
+    if largest is None:  # a cluster smaller than the paper's largest job: leave the larger sizes out
+        largest = None if cluster.num_gpus >= max(crux.TRACE_GPUS[0]) else cluster.num_gpus
+    cap = largest
     with tempfile.TemporaryDirectory() as d:
         path = crux.write_trace(Path(d) / "crux.csv", n, days, gpus_total=cluster.num_gpus, seed=req.seed,
                                 max_gpus=cap)
