@@ -72,3 +72,14 @@ def test_report_flags_identical_runs_and_labels_them(tmp_path, capsys):
     assert "gave identical schedules" in err
     summary = json.loads((tmp_path / "a" / "fcfs" / "summary.json").read_text())
     assert summary["summary"]["offered_load"] == summary["params"]["offered_load"] == 1.0
+
+
+def test_queue_cdf_names_runs_that_never_waited(tmp_path):
+    from dlsched.report.figures import fig_queue_cdf
+    from dlsched.report.html import load_runs
+
+    assert main(["simulate", "--cluster", "crius-testbed", "--jobs", "6", "--quiet", "--out", str(tmp_path / "r")]) == 0
+    runs, notes = load_runs([tmp_path / "r"])
+    texts = [t.get_text() for t in fig_queue_cdf(runs).axes[0].texts]
+    assert texts == ["no job waited: fcfs"]
+    assert any("no job waited" in n for n in notes)
