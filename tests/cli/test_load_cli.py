@@ -104,3 +104,17 @@ def test_serve_time_scale_moves_live_arrivals_only():
     (half,) = scaled_arrivals(jobs, 0.5)
     assert half.delay_s == 2.0 and half.spec == jobs[0].spec
     assert scaled_arrivals(jobs, None) is jobs
+
+
+def test_experiment_file_takes_a_load_and_a_named_workload(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ncluster: crius-testbed\nworkload:\n  synthetic: {jobs: 10, days: 1}\n  load: 2\n"
+                   "policies: [fcfs]\n")
+    assert main(["run", str(bad), "--quiet"]) == 2
+    assert "bad.yaml, line 4, field 'workload': give either 'load' or 'synthetic.days'" in capsys.readouterr().err
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("name: x\ncluster: dally-2racks\nworkload:\n  synthetic: {jobs: 10}\n  name: dally-poisson\n"
+                  "  load: 2\npolicies: [fcfs]\n")
+    assert main(["run", str(ok), "--quiet", "--workers", "1", "--no-report", "--out", str(tmp_path / "o")]) == 0
+    p = params(tmp_path / "o" / "seed=0" / "fcfs")
+    assert p["trace"] == "workload:dally-poisson" and p["offered_load"] == pytest.approx(2.0, rel=1e-3)
