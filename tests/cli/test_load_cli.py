@@ -118,3 +118,11 @@ def test_experiment_file_takes_a_load_and_a_named_workload(tmp_path, capsys):
     assert main(["run", str(ok), "--quiet", "--workers", "1", "--no-report", "--out", str(tmp_path / "o")]) == 0
     p = params(tmp_path / "o" / "seed=0" / "fcfs")
     assert p["trace"] == "workload:dally-poisson" and p["offered_load"] == pytest.approx(2.0, rel=1e-3)
+
+
+def test_days_on_a_trace_is_refused(tmp_path, capsys):
+    trace = tmp_path / "t.csv"
+    trace.write_text("job_id,submit_time,model,num_gpus,duration\na,0,resnet50,1,100\n")
+    assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--days", "2", "--quiet",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "field '--days'" in capsys.readouterr().err

@@ -109,6 +109,10 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
     if args.trace:
         from dlsched.workload.readers import read_trace
 
+        if args.days is not None:  # never silently ignored
+            raise InputError("--days spreads a synthetic workload's arrivals; a trace keeps its own "
+                             "(move them with --load or --time-scale)", field="--days")
+
         load = read_trace(args.trace, fmt=args.format, skip_bad_rows=args.skip_bad_rows)
         jobs, skipped, source = load.jobs, list(load.skipped), load.source
         info = {"trace": args.trace, "format": args.format, "trace_jobs": len(jobs)}
