@@ -83,3 +83,13 @@ def test_queue_cdf_names_runs_that_never_waited(tmp_path):
     texts = [t.get_text() for t in fig_queue_cdf(runs).axes[0].texts]
     assert texts == ["no job waited: fcfs"]
     assert any("no job waited" in n for n in notes)
+
+
+def test_network_runs_say_whether_any_link_was_shared(tmp_path, capsys):
+    out = tmp_path / "n"
+    assert main(["simulate", "--cluster", "crux-testbed", "--network", "flow", "--jobs", "10", "--quiet",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "jobs shared a link" in err and "contention groups solved" in err
+    assert main(["report", str(out)]) == 0
+    assert "fcfs: network: " in capsys.readouterr().err

@@ -20,7 +20,7 @@ def run(args) -> int:
 
     from dlsched.report.io import read_results, results_dirs
     from dlsched.report.labels import unique_labels
-    from dlsched.report.warnings import nothing_could_differ
+    from dlsched.report.warnings import network_lines, nothing_could_differ, read_timing
     from dlsched.report.summary import summarize
     from dlsched.report.tables import print_summaries
 
@@ -38,6 +38,9 @@ def run(args) -> int:
     print_summaries(summaries)
     for line in nothing_could_differ(summaries, dict(zip(labels, map(str, dirs)))):
         print(f"dlsched: warning: {line}", file=sys.stderr)
+    for label, d in zip(labels, dirs):  # what the network model did, where a run had one
+        for line in network_lines(read_timing(d)):
+            print(f"dlsched: {label}: {line}", file=sys.stderr)
     if args.html:
         from dlsched.report.html import write_report
 

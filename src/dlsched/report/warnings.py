@@ -70,6 +70,16 @@ def nothing_could_differ(summaries: dict[str, dict], dirs: dict[str, str] | None
     return out
 
 
+def read_timing(run_dir) -> dict:
+    """A results directory's ``timing.json`` (its network stats among them), or {} when absent or unreadable."""
+    import json
+
+    try:
+        return json.loads((Path(run_dir) / "timing.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def network_lines(stats: dict) -> list[str]:
     """What the flow network model did in a run (its ``timing.json`` network stats): a note, and a
     warning when no two jobs ever shared a link (then the network model changed nothing)."""
