@@ -81,7 +81,8 @@ def add_load_args(p: argparse.ArgumentParser) -> None:
                         "never change)")
     p.add_argument("--workload", default=None, metavar="NAME",
                    help="a named workload instead of the default Philly-shaped one: philly, benchmark, "
-                        "dally-batch, dally-poisson, gandiva, crux, crius-sim, crius-testbed (docs/workloads.md)")
+                        "dally-batch, dally-poisson, gandiva, crux, crius-sim, crius-helios, crius-testbed "
+                        "(docs/workloads.md)")
 
 
 def comm_name(text: str) -> str:

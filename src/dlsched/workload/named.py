@@ -152,6 +152,8 @@ WORKLOADS: dict[str, NamedWorkload] = {w.name: w for w in (
                   "--placement first-free", "crux-clos", False, _crux),
     NamedWorkload("crius-sim", "Crius section 7: the authors' arena-philly trace, arrivals 4x denser, "
                   "infeasible rows removed", "crius-sim", True, _crius("sim")),
+    NamedWorkload("crius-helios", "Crius held-out check: the authors' arena-helios trace at its own rate, "
+                  "infeasible rows removed", "crius-sim", True, _crius("helios")),
     NamedWorkload("crius-testbed", "Crius section 7: 244 arena-philly jobs in 6 h, iterations / 100", "crius-testbed",
                   True, _crius("testbed")),
 )}
