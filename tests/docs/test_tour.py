@@ -2,13 +2,16 @@
 written, at a small size: ``simulate`` and ``compare`` get ``--jobs N`` appended (the last
 ``--jobs`` wins; N from ``DLSCHED_TOUR_JOBS``, default 30).  Commands run in order, in one
 scratch directory that sees the repository's ``examples/`` and ``../shared`` as a checkout does,
-so a ``report`` of an earlier command's results finds them."""
+so a ``report`` of an earlier command's results finds them; a doc's ``python`` block whose first
+line names a file (``# my_policy.py``) is saved there first, as its reader would save it."""
 
 from __future__ import annotations
 
 import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,6 +81,18 @@ def _why_skipped(argv: list[str]) -> str | None:
     return None
 
 
+def saved_files() -> dict[str, str]:
+    """The docs' Python files a reader saves before running the commands (first line ``# NAME.py``)."""
+    out = {}
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        for block in re.findall(r"^```python\n(.*?)^```", doc.read_text(), flags=re.S | re.M):
+            first = block.splitlines()[0] if block.strip() else ""
+            m = re.fullmatch(r"#\s*([\w.-]+\.py)\s*", first)
+            if m:
+                out[m.group(1)] = block
+    return out
+
+
 TOUR = tour()
 
 
@@ -93,6 +108,8 @@ def scratch(tmp_path_factory):
     checkout = work / "checkout"
     checkout.mkdir()
     (checkout / "examples").symlink_to(ROOT / "examples")
+    for name, text in saved_files().items():
+        (checkout / name).write_text(text)
     if SHARED.is_dir():
         (work / "shared").symlink_to(SHARED)
     return checkout
@@ -108,4 +125,11 @@ def test_tour_command_runs(where, command, scratch, monkeypatch):
     if args and args[0] in ("simulate", "compare") and "--list" not in args:
         args += ["--jobs", JOBS]
     monkeypatch.chdir(scratch)
+    if any(".py:" in a for a in args):
+        # a plugin file stays registered in the process that loaded it: run it in its own, so the
+        # tests after this one see the registry as it was
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        done = subprocess.run([sys.executable, "-m", "dlsched.cli", *args], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{where}: `{command}` failed: {done.stderr[-2000:]}"
+        return
     assert main(args) == 0, f"{where}: `{command}` failed"

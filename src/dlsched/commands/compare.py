@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from dlsched.commands._jobs import load_jobs
     from dlsched.commands._preflight import check_out_dir
-    from dlsched.policies.registry import make_policy, used_options
+    from dlsched.policies.registry import make_policy, policy_entry, used_options
     from dlsched.report.io import strict_json, write_results
     from dlsched.report.tables import print_summaries
     from dlsched.report.warnings import describe_load, network_lines, nothing_could_differ
@@ -34,26 +34,31 @@ def run(args) -> int:
     if not names:
         raise InputError(f"no policy names in {args.policies!r}; give e.g. fcfs,crius "
                          "(`dlsched policies` lists them)", field="--policies")
-    check_out_dir(args.out)
-    for name in names:
-        check_out_dir(f"{args.out}/{name}")
     options = c.policy_options(args.option, names)
     policies = [make_policy(n, **options[n]) for n in names]  # fail on a bad name before any work
+    # a plugin given as path/file.py:Class is labelled by its own short name in tables and directories
+    labels = {n: policy_entry(n).label for n in names}
+    if len(set(labels.values())) < len(labels):
+        raise InputError(f"two policies share a label ({', '.join(f'{n} -> {l}' for n, l in labels.items())}); "
+                         "give each a different name", field="--policies")
+    check_out_dir(args.out)
+    for name in names:
+        check_out_dir(f"{args.out}/{labels[name]}")
     cluster = c.load_cluster(args.cluster, args.placement)
     perf = c.perf_model(args, cluster)
     jobs, info = load_jobs(args, cluster, perf)
     summaries, net_lines = {}, {}
     for name, policy in zip(names, policies):
-        with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
+        with c.progress_bar(args.quiet, f"{labels[name]} on {cluster.name}") as cb:
             result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
                                contention=c.contention_model(args, cluster)).run(progress=cb)
         result.summary["offered_load"] = info.get("offered_load")  # beside utilisation and queueing
-        out = write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
+        out = write_results(f"{args.out}/{labels[name]}", result.records, result.series, result.summary,
                             {**result.params, **info, "policy_options": used_options(name, options[name])},
                             timings=result.stats)
         c.write_links(out, result.links)
-        summaries[name] = result.summary
-        net_lines[name] = network_lines(result.stats)
+        summaries[labels[name]] = result.summary
+        net_lines[labels[name]] = network_lines(result.stats)
     (Path(args.out) / "compare.json").write_text(strict_json(
         {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info, "policies": names,
                     "policy_options": {n: used_options(n, options[n]) for n in names}},
@@ -61,7 +66,7 @@ def run(args) -> int:
     print(cluster.describe())
     print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}; {describe_load(info)}")
     print_summaries(summaries)
-    for line in nothing_could_differ(summaries, {n: f"{args.out}/{n}" for n in names}):
+    for line in nothing_could_differ(summaries, {labels[n]: f"{args.out}/{labels[n]}" for n in names}):
         print(f"dlsched: warning: {line}", file=sys.stderr)
     for name, lines in net_lines.items():
         for line in lines:
