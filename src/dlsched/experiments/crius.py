@@ -68,6 +68,9 @@ PAPER = {
 # measured 2026-11-24 (docs/crius.md, "Speed"): testbed 7.2; sim 227 for everything but Gandiva
 # (Sia 83 of it) plus Gandiva's 2 x ~270 (measured on the gandiva branch)
 EXPECTED_S = {"testbed": 10.0, "sim": 770.0}
+# the grid (crius_grid): quick = testbed, 18 points x 6 policies; full = testbed 36 points x 8 policies
+# plus the simulation's 18 points x 12 policies (each about EXPECTED_S["sim"] / 2 with Gandiva)
+EXPECTED_GRID_S = {"quick": 40.0, "full": 36 * 8 * 0.4 + 18 * 400.0}
 
 
 def _policy(name: str, setting: str = "derived", **extra):
@@ -104,20 +107,25 @@ def metrics(res, n_jobs: int) -> dict:
     return {"avg_jct_h": None if s["avg_jct"] is None else s["avg_jct"] / 3600,
             "avg_queue_h": s["avg_queue"] / 3600, "avg_thr": avg, "peak_thr": s["peak_throughput"],
             "finished": s["finished"], "dropped": s["dropped"], "jobs": n_jobs,
-            "restarts_per_job": moves / len(recs), "ddl_ratio": deadline_satisfactory_ratio(recs)}
+            "restarts_per_job": moves / len(recs), "ddl_ratio": deadline_satisfactory_ratio(recs),
+            # per job, for comparisons over the jobs two runs both finish (not written to files)
+            "_jct": {r.job_id: r.finish - r.submit for r in recs if r.finish is not None}}
 
 
 def run_scenario(name: str, cluster, jobs, policies, max_time=None, out: Path | None = None,
-                 progress=None, setting: str = "derived") -> dict:
+                 progress=None, setting: str = "derived", seed: int = 0) -> dict:
     """Every policy on the scenario under ``setting``; with ``out``, each run's results go to ``out/<policy>/``."""
+    from dlsched.experiments.crius_ablation import DataParallelRun
     from dlsched.report.io import write_results
 
-    perf = engine_perf(cluster, setting)
+    perf = engine_perf(cluster, setting, seed)
     rows = {}
     for pol in policies:
         p = _policy(pol, setting)
+        # the Cells ablation plans data-parallel only, so its jobs run data-parallel too
+        run_perf = DataParallelRun(perf) if pol == "crius-dp" else perf
         t0, c0 = time.perf_counter(), time.process_time()
-        res = Simulator(cluster, p, jobs, perf=perf, config=SimConfig(seed=0, max_time=max_time)).run()
+        res = Simulator(cluster, p, jobs, perf=run_perf, config=SimConfig(seed=seed, max_time=max_time)).run()
         m = metrics(res, len(jobs))
         m["wall_s"] = time.perf_counter() - t0
         m["cpu_s"] = time.process_time() - c0
@@ -291,36 +299,10 @@ def scenario_jobs(name: str):
 
 
 def reproduce(quick: bool, out: Path, progress=None) -> list[Headline]:
-    """``dlsched reproduce crius``: both scenarios (testbed only when quick), results under ``out``."""
-    import json
+    """``dlsched reproduce crius``: every headline over the grid (``crius_grid``), results under ``out``."""
+    from dlsched.experiments import crius_grid
 
-    heads: list[Headline] = []
-    results = {}
-    done = 0
-    total = plan(quick)[0]
-    for name in scenario_names(quick):
-        cluster, jobs, removed = scenario_jobs(name)
-
-        def step(pol, m, _name=name):
-            nonlocal done
-            done += 1
-            if progress is not None:
-                progress(done, total, f"{_name}: {pol}")
-        rows = run_scenario(name, cluster, jobs, POLICIES, out=out / name, progress=step)
-        # the same runs under the authors' constants (no separate truth), beside ours
-        authors = run_scenario(name, cluster, jobs, POLICIES, out=out / f"{name}-authors", progress=step,
-                               setting="authors")
-        results[name] = rows
-        results[f"{name}-authors"] = authors
-        heads += headlines(name, rows)
-        (out / f"{name}.md").write_text(
-            table(name, rows) + f"({len(removed)} job(s) fit no shape, left out)\n\n"
-            + settings_table(name, {"derived": rows, "authors": authors}) + "\n" + accuracy_line(cluster, jobs) + "\n")
-    timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
-    rows_json = {k: {p: {m: v for m, v in r.items() if m not in timing} for p, r in v.items()}
-                 for k, v in results.items()}
-    (out / "crius_results.json").write_text(json.dumps(rows_json, indent=1, sort_keys=True, default=float) + "\n")
-    return heads
+    return crius_grid.reproduce(quick, out, progress)
 
 
 def scenario_names(quick: bool) -> list[str]:
@@ -328,8 +310,9 @@ def scenario_names(quick: bool) -> list[str]:
 
 
 def plan(quick: bool) -> tuple[int, float]:
-    names = scenario_names(quick)
-    return 2 * len(names) * len(POLICIES), sum(EXPECTED_S[n] for n in names)
+    from dlsched.experiments import crius_grid
+
+    return crius_grid.runs(quick), EXPECTED_GRID_S["quick" if quick else "full"]
 
 
 def _available() -> str | None:

@@ -86,6 +86,7 @@ class Crius(ChargesReplanning, JobPolicy):
     )
     replan_search = "cell"  # Cell-guided tuning (section 5.2) under the one cost rule
     adaptive = True  # GPU-count scaling (off in Crius-NA)
+    dp_only = False  # plan and estimate data-parallel only, no Cells (the Cells ablation, crius-dp)
     heterogeneous = True  # GPU-type scaling (off in Crius-NH)
     deadline_aware = False
     fast = True  # False: best_grow scans every running job (the reference GrowIndex is tested against)
@@ -205,7 +206,7 @@ class Crius(ChargesReplanning, JobPolicy):
             for n in crius_counts(spec.num_gpus, self.adaptive):
                 if n > int(cluster.type_gpus[t]):
                     continue
-                cell = est.best_cell(model, spec.batch_size, name, n)
+                cell = (est.dp_only if self.dp_only else est.best_cell)(model, spec.batch_size, name, n)
                 if perf is None:  # no engine to ask (a policy used on its own): the Cells decide
                     if cell is not None:
                         thr[(t, n)], times[(t, n)] = cell.throughput, cell.iter_time
@@ -226,7 +227,8 @@ class Crius(ChargesReplanning, JobPolicy):
         # the most Cells, not for all of them one after another
         per_type: dict[int, int] = {}
         for t, n in thr:
-            per_type[t] = per_type.get(t, 0) + len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n))
+            k = 1 if self.dp_only else len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n))
+            per_type[t] = per_type.get(t, 0) + k
         n_cells = max(per_type.values(), default=0)
         return thr, times, n_cells
 
@@ -490,6 +492,23 @@ class CriusNA(Crius):
     name = "crius-na"
     summary = "Crius without adaptivity scaling: every job keeps its requested GPU count (ablation, 8.6)"
     adaptive = False
+
+
+@register("crius-dp")
+class CriusDP(Crius):
+    """Ablation of the Cells: the same scheduler planning data-parallel only.
+
+    Each shape's estimate is the data-parallel plan's (one profiling per shape, no
+    pipeline stages, no tensor parallelism), so the scheduler sees only what DP can do
+    there; a shape where DP runs out of memory has no estimate.  Run it where jobs
+    also *run* data-parallel (``experiments.crius_ablation.DataParallelRun``): the
+    engine's perf model otherwise runs every job at its adaptive optimum.
+    """
+
+    name = "crius-dp"
+    summary = "Crius planning data-parallel only: no Cells, no pipeline or tensor parallelism (ablation, ours)"
+    dp_only = True
+    replan_search = "dp"
 
 
 @register("crius-nh")
