@@ -1,23 +1,21 @@
 """Crius's headline comparisons (sections 8.3-8.6), as ``dlsched reproduce crius`` and
 ``python experiments/crius/run.py`` run them.
 
-Policies: Crius, its variants (DDL, NA, NH) and the baselines as the paper ran
-them (FCFS, Gavel, ElasticFlow-LS).  Every job runs at its adaptive-parallelism
-optimum (``AdaptivePerfModel``); baselines schedule with data-parallel
-profiles and pay the full-search re-planning cost (150 s/GPU, max 600 s),
-Crius the pruned one (10 s/GPU, max 40 s) (shared/seeds/README.md).  FCFS
-is the lead's policy; it is given the full-search re-planning cost here.
-Gandiva runs as a baseline with the same re-planning cost as FCFS for
-everything that restarts it on new GPUs; its time-sliced jobs resuming on
-another GPU of their server keep Gandiva's own suspend-resume cost (no new
-plan is searched for them).
+Policies: Crius, its variants (DDL, NA, NH, and our Cells ablation DP) and the
+baselines as the paper ran them (FCFS, Gavel, ElasticFlow-LS, Gandiva).  Every
+job runs at its adaptive-parallelism optimum (``AdaptivePerfModel``, or the
+truth around it); baselines schedule with data-parallel profiles.  Every policy
+pays the one cost rule (``policies/common/replan_costs.py``): Crius its pruned
+Cell-guided search, the others the full search, Gandiva's own suspend-resume
+where larger (shared/seeds/README.md for the authors' constants).
 
 Metrics: average JCT and queuing time, average and peak cluster throughput
 (samples/s, average over [first arrival, last completion]), finished jobs,
 restarts per job (every re-allocation restarts a job from its checkpoint with
 a new plan: preemptions + migrations + resizes), deadline satisfactory ratio.
 
-``--quick`` runs the testbed scenario only (244 jobs, 64 GPUs, seconds); the
+``dlsched reproduce crius`` runs the headlines over a grid (``crius_grid``);
+``--quick`` runs a smaller grid on the testbed only (244 jobs, 64 GPUs); the
 full run adds the 1,280-GPU simulation scenario (section 8.4).
 """
 
