@@ -163,7 +163,7 @@ def table(name: str, rows: dict) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- headline figures beside the paper's
+# ---------------------------------------------------------------- comparisons
 
 def _lower(ref: float | None, other: float | None) -> float | None:
     """Percent by which ``ref`` is below ``other`` (the paper's "X% lower")."""
@@ -174,45 +174,6 @@ def _lower(ref: float | None, other: float | None) -> float | None:
 
 def _times(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else a / b
-
-
-def _best(values) -> float | None:
-    vals = [v for v in values if v is not None]
-    return max(vals) if vals else None
-
-
-def headlines(scenario: str, rows: dict) -> list[Headline]:
-    """Our figures for the paper's headline claims of one scenario (rows from ``run_scenario``)."""
-    c = rows["crius"]
-    base = [rows[b] for b in PAPER_BASELINES if b in rows]
-    H = lambda metric, paper, ours, unit, note="": Headline(scenario, metric, paper, ours, unit, note)  # noqa: E731
-    if scenario == "testbed":
-        return [H("JCT lower than baselines (up to)", 48.9, _best(_lower(c["avg_jct_h"], b["avg_jct_h"]) for b in base), "%"),
-                H("queuing lower than baselines (up to)", 71.0,
-                  _best(_lower(c["avg_queue_h"], b["avg_queue_h"]) for b in base), "%"),
-                H("avg throughput vs baselines (up to)", 1.49, _best(_times(c["avg_thr"], b["avg_thr"]) for b in base), "x"),
-                H("peak throughput vs baselines (up to)", 1.36,
-                  _best(_times(c["peak_thr"], b["peak_thr"]) for b in base), "x")]
-    out = [H("JCT lower than FCFS", 81.3, _lower(c["avg_jct_h"], rows["fcfs"]["avg_jct_h"]), "%"),
-           H("JCT lower than ElasticFlow-LS", 75.8, _lower(c["avg_jct_h"], rows["elasticflow-ls"]["avg_jct_h"]), "%"),
-           H("JCT lower than Gandiva", 80.1, _lower(c["avg_jct_h"], rows["gandiva"]["avg_jct_h"]), "%"),
-           H("JCT lower than Gavel", 66.4, _lower(c["avg_jct_h"], rows["gavel-admit"]["avg_jct_h"]), "%",
-             "gavel-admit, the paper's Gavel"),
-           H("finished jobs vs baselines (up to)", 1.29, _best(_times(c["finished"], b["finished"]) for b in base), "x",
-             "1.00x when every job finishes (no horizon)"),
-           H("avg throughput vs baselines (up to)", 1.54, _best(_times(c["avg_thr"], b["avg_thr"]) for b in base), "x"),
-           H("peak throughput vs baselines (up to)", 1.57, _best(_times(c["peak_thr"], b["peak_thr"]) for b in base), "x"),
-           H("Crius restarts per job", 2.29, c["restarts_per_job"], "per job")]
-    if "crius-na" in rows:
-        out.append(H("NA ablation: JCT vs Crius", 2.54, _times(rows["crius-na"]["avg_jct_h"], c["avg_jct_h"]), "x"))
-    if "crius-nh" in rows:
-        out.append(H("NH ablation: JCT vs Crius", 3.53, _times(rows["crius-nh"]["avg_jct_h"], c["avg_jct_h"]), "x"))
-    if "crius-ddl" in rows:
-        ef = "elasticflow" if "elasticflow" in rows else "elasticflow-ls"
-        out.append(H(f"DDL: deadline ratio vs {ef}", 1.69,
-                     _times(rows["crius-ddl"]["ddl_ratio"], rows[ef]["ddl_ratio"]), "x",
-                     "deadline-aware ElasticFlow (admission control)" if ef == "elasticflow" else ""))
-    return out
 
 
 # ---------------------------------------------------------------- the two settings side by side
