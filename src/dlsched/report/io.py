@@ -9,22 +9,22 @@ identical inputs: fixed column order, ``repr``-exact floats, sorted keys.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import locale
 import math
+from operator import attrgetter
 from dataclasses import fields
 from pathlib import Path
 
 from dlsched.errors import InputError, InvariantError
+from dlsched.report.columns import write_rows
 from dlsched.report.records import JobRecord, TimeSeries
 
 
-def _fmt(v):
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return repr(round(v, 6))
-    return v
+_CHUNK = 16_384  # rows formatted at a time: a million rows' texts at once would take ~1 GiB
+_FIELDS = tuple(f.name for f in fields(JobRecord))
 
 
 def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary: dict,
@@ -33,22 +33,30 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
     inputs and seed) and, when given, ``timing.json``: wall-clock measurements of the run."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "jobs.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(JobRecord.columns())
-        for r in records:
-            w.writerow([_fmt(v) for v in r.row()])
-    cols = series.columns()
-    with open(out / "series.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(list(cols))
-        for row in zip(*cols.values()):
-            w.writerow([_fmt(v) for v in row])
+    # written a block of rows at a time, column by column (report/columns.py: same bytes as
+    # formatting each field through ``fmt_value`` and the csv module)
+    enc = locale.getpreferredencoding(False)  # what open() in text mode would encode with
+    with open(out / "jobs.csv", "wb") as f:
+        f.write((",".join(JobRecord.columns()) + "\n").encode(enc))
+        for i in range(0, len(records), _CHUNK):
+            write_rows(f, _record_columns(records[i:i + _CHUNK]), enc)
+    cols = list(series.columns().items())
+    with open(out / "series.csv", "wb") as f:
+        f.write((",".join(name for name, _ in cols) + "\n").encode(enc))
+        for i in range(0, len(series.time), _CHUNK):
+            write_rows(f, [c[i:i + _CHUNK] for _, c in cols], enc)
     doc = {"summary": summary, "params": params}
     (out / "summary.json").write_text(strict_json(doc))
     if timings is not None:
         (out / "timing.json").write_text(strict_json(timings))
     return out
+
+
+def _record_columns(records: list[JobRecord]) -> list[list]:
+    """``records`` as columns in ``JobRecord.columns()`` order (the last, jct, computed)."""
+    cols = [list(map(attrgetter(name), records)) for name in _FIELDS]
+    cols.append([r.jct for r in records])
+    return cols
 
 
 def non_finite(doc, path: str = "") -> str | None:
@@ -88,9 +96,8 @@ def read_records(path) -> list[JobRecord]:
     path = Path(path)
     names = [f.name for f in fields(JobRecord)]
     out = []
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = set(names) - set(reader.fieldnames or [])
+    with table_rows(path) as (fieldnames, reader):
+        missing = set(names) - set(fieldnames or [])
         if missing:
             raise InputError(f"missing columns {sorted(missing)}", file=str(path), line=1)
         for line, row in enumerate(reader, start=2):
@@ -112,10 +119,24 @@ def read_records(path) -> list[JobRecord]:
     return out
 
 
+@contextlib.contextmanager
+def table_rows(path: Path):
+    """(column names, rows as dicts of text) of a CSV or (``report.frames``) Parquet table."""
+    if path.suffix == ".parquet":
+        from dlsched.report.frames import parquet_rows
+
+        cols, rows = parquet_rows(path)
+        yield cols, iter(rows)
+        return
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        yield reader.fieldnames, reader
+
+
 def read_series(path) -> TimeSeries:
     ts = TimeSeries()
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
+    with table_rows(Path(path)) as (_, rows):
+        for row in rows:
             ts.add(float(row["time"]), int(row["busy_gpus"]), int(row["running_jobs"]),
                    int(row["queued_jobs"]), float(row["throughput"]))
     return ts
@@ -127,9 +148,9 @@ def results_dirs(path) -> list[Path]:
     root = Path(path)
     if not root.is_dir():
         raise InputError("no such results directory", file=str(root))
-    if (root / "jobs.csv").exists():
+    if jobs_table(root):
         return [root]
-    runs = sorted(d for d in root.iterdir() if d.is_dir() and (d / "jobs.csv").exists())
+    runs = sorted(d for d in root.iterdir() if d.is_dir() and jobs_table(d))
     if not runs:
         raise InputError("not a results directory (no jobs.csv, and no sub-directory with one)", file=str(root))
     order = []
@@ -142,10 +163,20 @@ def results_dirs(path) -> list[Path]:
     return sorted(runs, key=lambda d: (rank.get(d.name, len(rank)), d.name))
 
 
+def jobs_table(out: Path) -> Path | None:
+    """jobs.csv, or jobs.parquet (``--out-format parquet``)."""
+    for name in ("jobs.csv", "jobs.parquet"):
+        if (out / name).is_file():
+            return out / name
+    return None
+
+
 def read_results(out_dir) -> tuple[list[JobRecord], TimeSeries, dict]:
     out = Path(out_dir)
-    if not (out / "jobs.csv").exists():
+    jobs = jobs_table(out)
+    if jobs is None:
         raise InputError("not a results directory (no jobs.csv)", file=str(out))
     doc = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
-    series = read_series(out / "series.csv") if (out / "series.csv").exists() else TimeSeries()
-    return read_records(out / "jobs.csv"), series, doc
+    series_path = next((out / n for n in ("series.csv", "series.parquet") if (out / n).is_file()), None)
+    series = read_series(series_path) if series_path else TimeSeries()
+    return read_records(jobs), series, doc

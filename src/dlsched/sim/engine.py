@@ -81,10 +81,19 @@ class SimResult:
     # from a contention model that reports them (the flow model: links.csv)
 
 
+def _shaping(cfg: SimConfig) -> dict:
+    """The settings that shape a run's results: the event log is only kept or not, so a run
+    with and without it writes the same summary."""
+    d = asdict(cfg)
+    del d["record_events"]
+    return d
+
+
 class Simulator:
     def __init__(self, cluster: Cluster, policy: JobPolicy, jobs: list[JobSpec],
                  perf: PerfModel | None = None, config: SimConfig | None = None,
-                 contention: Contention | None = None):
+                 contention: Contention | None = None, placement: str = "packed"):
+        from dlsched.cluster.oblivious import check_mode
         from dlsched.perf.default import default_perf_model
 
         self.cluster = cluster
@@ -92,6 +101,7 @@ class Simulator:
         self.perf = perf or default_perf_model(cluster)
         self.config = config or SimConfig()
         self.contention = contention
+        self.placement = check_mode(placement)  # how job policies place jobs (cluster/oblivious.py)
         self.specs = sorted(jobs, key=lambda j: (j.submit_time, j.job_id))
         ids = [j.job_id for j in self.specs]
         if len(set(ids)) != len(ids):
@@ -119,7 +129,8 @@ class Simulator:
         cfg = self.config
         self.policy.reset()
         self.core = ExecutionCore(self.cluster, self.policy, self.perf, cfg.costs(),
-                                  contention=self.contention, record_events=cfg.record_events)
+                                  contention=self.contention, record_events=cfg.record_events,
+                                  placement=self.placement)
         self.rounds = RoundTimer(self.policy.period)
         self._idle_next: float | None = None  # while rounds are skipped: the first one skipped
         self._round_ver = 0  # round events of an older version were given up
@@ -219,7 +230,7 @@ class Simulator:
         wall = _time.perf_counter() - self._wall0
         summary = summarize(core.records, self.series, self.cluster.num_gpus)
         params = {"cluster": self.cluster.name, "num_gpus": self.cluster.num_gpus, "jobs": len(self.specs),
-                  **self.policy.describe(), **self.perf.describe(), "sim": asdict(cfg)}
+                  **self.policy.describe(), **self.perf.describe(), "sim": _shaping(cfg)}
         stats = {"wall_s": wall, "events": self.events, "events_per_s": self.events / wall if wall > 0 else 0.0,
                  "schedule_calls": self.sched_calls, "schedule_s": self.sched_time, "policy": self.policy.timings()}
         if hasattr(self.contention, "describe"):

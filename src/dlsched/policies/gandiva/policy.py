@@ -189,12 +189,16 @@ class Gandiva(ChargesReplanning, JobPolicy):
         """Each running job's share of a GPU since the last call: what round-robin evens out."""
         if self._last_call is not None and now > self._last_call:
             dt = now - self._last_call
+            sharing = plan.sharing
             for jid, job in plan.jobs.items():
-                if "served" in job.policy_data:
-                    job.policy_data["served"] += dt / plan.sharing(jid)
+                pd = job.policy_data
+                if "served" in pd:
+                    pd["served"] += dt / sharing(jid)
         for jid, job in plan.jobs.items():
-            job.policy_data.pop("rotating", None)  # set by this call's rotation only
-            if "served" not in job.policy_data:
+            pd = job.policy_data
+            if "rotating" in pd:
+                del pd["rotating"]  # set by this call's rotation only
+            if "served" not in pd:
                 # a newcomer joins the round-robin level with its server's least-served job
                 # (starting from zero would hand it every unshared GPU until it caught up)
                 node = plan.node_of(plan.gpus[jid][0])
