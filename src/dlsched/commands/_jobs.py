@@ -137,6 +137,8 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
     jobs = fit.jobs
     if hasattr(perf, "forget_counts"):  # a replayed table reports what the run priced, not this check
         perf.forget_counts()
+    if hasattr(perf, "prepare_jobs"):  # a replay of a round-based simulator moves arrivals to its rounds
+        jobs = perf.prepare_jobs(jobs)
     skipped.extend(SkippedRow(b.line, "num_gpus", b.reason) for b in fit.bad)
     info["fit_requests"] = bool(args.fit_requests)
     if fit.changes:

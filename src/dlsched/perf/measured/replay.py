@@ -263,8 +263,55 @@ class ReplayPerfModel(PerfModel):
         return d
 
 
-def with_throughputs(base: PerfModel, path: str | Path | None) -> PerfModel:
-    """``base`` wrapped in the replay of ``path``'s throughputs, or ``base`` when no path."""
+def with_throughputs(base: PerfModel, path: str | Path | Sequence[str | Path] | None, *,
+                     policy: str | None = None) -> PerfModel:
+    """``base`` wrapped in the replay of the given table(s), or ``base`` when none.
+
+    Each path is detected from its header: the Crius authors' iteration-time table (arena
+    replay, ``arena_replay.py``), their data-parallel memory table (turns on their memory
+    check, with the former), or Gavel's throughput table (CSV or JSON).  ``policy`` picks
+    the authors' re-planning charge in the arena replay: Crius's pruned search for ``crius*``,
+    the full search otherwise.
+    """
     if path is None:
         return base
-    return ReplayPerfModel(base, read_throughputs(path))
+    paths = [path] if isinstance(path, (str, Path)) else list(path)
+    if not paths:
+        return base
+    kinds = [(p, _kind(Path(p), str(p))) for p in paths]
+    arena = [p for p, k in kinds if k == "times"]
+    memory = [p for p, k in kinds if k == "memory"]
+    gavel = [p for p, k in kinds if k == "gavel"]
+    for group, what in ((arena, "iteration-time"), (memory, "memory"), (gavel, "Gavel throughput")):
+        if len(group) > 1:
+            raise InputError(f"more than one {what} table given ({', '.join(map(str, group))})",
+                             file=str(group[1]), field="--throughputs")
+    if memory and not arena:
+        raise InputError("a data-parallel memory table replays only beside the arena iteration-time table",
+                         file=str(memory[0]), field="--throughputs")
+    if arena and gavel:
+        raise InputError("the arena and Gavel tables price different jobs: give one of them",
+                         file=str(gavel[0]), field="--throughputs")
+    if arena:
+        from dlsched.perf.measured.arena import read_arena_memory, read_arena_times
+        from dlsched.perf.measured.arena_replay import ArenaReplayPerfModel
+
+        table = read_arena_times(arena[0])
+        if memory:
+            table = table.with_memory(read_arena_memory(memory[0]))
+        search = "cell" if (policy or "").startswith("crius") else "full"
+        return ArenaReplayPerfModel(base, table, search=search, dp_memory=bool(memory))
+    return ReplayPerfModel(base, read_throughputs(gavel[0]))
+
+
+def _kind(path: Path, source: str) -> str:
+    """'times' or 'memory' (the arena tables) or 'gavel', from the file's first bytes."""
+    from dlsched.inputfile import read_head
+
+    head = read_head(path, source, "throughput table").decode("latin-1").lstrip()
+    if head.startswith("{"):
+        return "gavel"
+    from dlsched.perf.measured.arena import detect
+    from dlsched.workload.readers._common import csv_header
+
+    return detect(csv_header(path, source)) or "gavel"
