@@ -44,15 +44,19 @@ class FCFS(JobPolicy):
     summary = "first come, first served; stops at the first queued job that does not fit"
     paper = "-"
     options = (PolicyOption("window", int, 200, "queued jobs looked at past the first blocked one "
-                            "(backfill only)", minimum=1),)
+                            "(backfill only)", minimum=1),
+               PolicyOption("arena", bool, False, "the Crius authors' FCFS: a blocked job holds back only "
+                            "its GPU type; jobs run only at their tightest packing, most-free nodes first "
+                            "(policies/arena_fcfs.py; strict FCFS only)"))
     backfill = False
     only_starts_queued = True  # both variants only start queued jobs: see JobPolicy
 
-    def __init__(self, window: int = 200):
+    def __init__(self, window: int = 200, arena: bool = False):
         # Backfilling looks at most this many queued jobs past the first blocked one, as
         # production backfill schedulers do (Slurm's bf_max_job_test), which bounds the cost
         # of one call on a long queue.
         self.window = window
+        self.arena = arena and not self.backfill
         self.reset()
 
     def reset(self) -> None:
@@ -67,6 +71,11 @@ class FCFS(JobPolicy):
         decision = Decision()
         free = view.free
         if free.total_free == 0:
+            return decision
+        if self.arena:
+            from dlsched.policies.arena_fcfs import schedule_by_type
+
+            schedule_by_type(view, decision, _type_id, exclusive_allocation)
             return decision
         scratch = None  # copied only once something is placed
         # strict FCFS: placements not yet on a scratch map.  Most calls place one job and stop at
@@ -175,6 +184,8 @@ class FCFS(JobPolicy):
         d = super().describe()
         if self.backfill:
             d["backfill_window"] = self.window
+        if self.arena:
+            d["arena"] = True
         return d
 
 

@@ -10,7 +10,8 @@ Their simulator advances time in rounds (``simulator.py``, ``scheduler.py``); wh
 that decides a job's completion time, and how it is reproduced here:
 
 - **arrivals** are bundled per round and a job's JCT runs from its round's start:
-  ``round_arrivals`` moves each submission to ``300 x max(0, ceil(t / 300) - 1)``;
+  ``round_arrivals`` moves each submission to ``300 x max(0, ceil(t / 300) - 1)`` (plus
+  k us for the k-th job of a round, to keep their order);
 - **progress** is ``floor(time on GPUs / iteration time)`` iterations, counted at round
   ends, so a job ends at the first round boundary after its last iteration: a job of N
   iterations at t s each is priced ``300 x ceil(N t / 300) / N`` s per iteration, which makes
@@ -44,12 +45,25 @@ from dlsched.workload.job import JobSpec
 REPLAN = {"cell": (10.0, 40.0), "full": (150.0, 600.0)}
 
 
+ORDER_S = 1e-6  # keeps a round's arrivals in trace order (our queue breaks ties by job id)
+
+
 def round_arrivals(jobs: list[JobSpec], round_s: float = ROUND_S) -> list[JobSpec]:
-    """Submissions moved to the start of the round that takes them, as the authors' trace manager does."""
+    """Submissions moved to the start of the round that takes them, as the authors' trace manager does.
+
+    A job submitted at t (s after the first) is taken by round ``max(0, ceil(t / 300) - 1)`` and
+    its JCT counts from that round's start.  Their queue keeps a round's jobs in trace order;
+    ours orders equal submission times by job id, so the k-th job of a round is moved to the
+    round's start + k us: at most a few hundred us, far below a round.
+    """
     out = []
-    for j in jobs:
+    last, k = None, 0
+    for j in sorted(jobs, key=lambda j: j.submit_time):  # stable: trace order within equal times
         r = max(0, math.ceil(j.submit_time / round_s) - 1) * round_s
-        out.append(j if r == j.submit_time else j.with_(submit_time=float(r)))
+        k = k + 1 if r == last else 0
+        last = r
+        t = float(r) + k * ORDER_S
+        out.append(j if t == j.submit_time else j.with_(submit_time=t))
     return out
 
 
@@ -198,7 +212,7 @@ class ArenaReplayPerfModel(PerfModel):
         if not self.rounds:
             return jobs
         out = round_arrivals(jobs)
-        self.arrivals_moved = sum(1 for a, b in zip(jobs, out) if a is not b)
+        self.arrivals_moved = sum(1 for a, b in zip(sorted(jobs, key=lambda j: j.submit_time), out) if a is not b)
         return out
 
     def packing_factors(self, jobs, gpu_type: str) -> list[float]:
