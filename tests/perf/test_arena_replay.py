@@ -223,3 +223,65 @@ def test_real_table_runs_are_byte_identical(shared_dir, tmp_path):
         outs.append(out)
     for name in ("jobs.csv", "series.csv"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
+
+
+# ---------------------------------------------------------------- Gavel's co-location table
+
+ISOLATED = """job_type,scale_factor,v100_steps_per_s,p100_steps_per_s,k80_steps_per_s
+LM (batch size 10),1,80.0,70.0,20.0
+ResNet-50 (batch size 64),1,4.0,3.0,1.0
+"""
+COLOCATED = """gpu,job_type,scale_factor,other_job_type,other_scale_factor,steps_per_s,other_steps_per_s
+v100,LM (batch size 10),1,ResNet-50 (batch size 64),1,60.0,2.0
+p100,LM (batch size 10),1,ResNet-50 (batch size 64),1,0.0,0.0
+"""
+
+
+def _gavel(tmp_path, gavel_cluster):
+    (tmp_path / "iso.csv").write_text(ISOLATED)
+    (tmp_path / "col.csv").write_text(COLOCATED)
+    from dlsched.perf.default import default_perf_model
+
+    base = default_perf_model(gavel_cluster, "adaptive")
+    return with_throughputs(base, [str(tmp_path / "iso.csv"), str(tmp_path / "col.csv")])
+
+
+def _gjob(jid, jt, model, batch):
+    return JobSpec(jid, 0.0, model, 1, batch_size=batch, total_iterations=10, extra={"job_type": jt})
+
+
+def test_packed_pairs_run_at_gavels_measured_packed_speeds(tmp_path):
+    m = _gavel(tmp_path, Cluster.load("gavel-900"))
+    lm = _gjob("a", "LM (batch size 10)", "lstm_lm", 10)
+    rn = _gjob("b", "ResNet-50 (batch size 64)", "resnet50", 64)
+    base_v100 = m.base.packing([rn, lm], "V100")
+    res = m.packing([rn, lm], "V100")  # the row is (LM, ResNet): either order is found
+    assert base_v100.feasible and res.feasible  # memory: the wrapped model's check
+    assert res.factors == pytest.approx((2.0 / 4.0, 60.0 / 80.0))
+    assert m.packing_factors([lm, rn], "V100") == pytest.approx([0.75, 0.5])
+    assert not m.packing([lm, rn], "P100").feasible  # Gavel's 0: they do not run packed
+    three = _gjob("c", "LM (batch size 10)", "lstm_lm", 10)
+    if m.base.packing([lm, rn, three], "V100").feasible:  # three jobs: no such row, the wrapped model's
+        assert m.packing([lm, rn, three], "V100").factors == m.base.packing([lm, rn, three], "V100").factors
+        pk = m.describe()["replay"]["packing"]
+        assert len(pk["pairs_priced_by_model"]) == 1 and pk["pairs_measured"] >= 1
+
+
+def test_colocated_table_alone_is_refused(tmp_path):
+    (tmp_path / "col.csv").write_text(COLOCATED)
+    with pytest.raises(InputError, match="isolated"):
+        with_throughputs(SimplePerfModel(Cluster.load("gavel-900")), [str(tmp_path / "col.csv")])
+
+
+def test_truth_is_measured_where_the_arena_table_has_the_shape(tmp_path, sim):
+    from dlsched.perf.measured.truth import TruthPerfModel, arena_measured
+    from dlsched.workload.models import get_model
+
+    (tmp_path / "t.csv").write_text(TIMES)
+    measured = arena_measured(read_arena_times(tmp_path / "t.csv"), sim)
+    truth = TruthPerfModel(sim, measured=measured, arena=False)
+    bert13 = get_model("bert", "1.3B")
+    assert truth.true_time(bert13, 128, "A100-40G", 4) == 2.0  # measured: no deviation
+    assert truth.true_time(get_model("bert", "2.6B"), 128, "A40", 2) is None  # measured OOM
+    assert truth.true_time(get_model("bert", "2.6B"), 128, "A40", 4) == 20.0  # 2 x 2 is A40's tightest
+    assert ("bert-2.6b", "2.6B", 128, "A100-40G", 2) not in measured.times
