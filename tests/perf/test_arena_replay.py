@@ -105,8 +105,10 @@ def test_tables_are_detected_from_their_header(tmp_path, sim):
     (tmp_path / "t.csv").write_text(TIMES)
     (tmp_path / "m.csv").write_text(MEMORY)
     base = SimplePerfModel(sim)
-    m = with_throughputs(base, [str(tmp_path / "t.csv"), str(tmp_path / "m.csv")], policy="fcfs")
+    m = with_throughputs(base, [str(tmp_path / "t.csv"), str(tmp_path / "m.csv")], policy="gavel-admit")
     assert isinstance(m, ArenaReplayPerfModel) and m.dp_memory and m.search == "full"
+    for exempt in ("fcfs", "crius"):  # their simulated FCFS and Crius skip the DP memory check
+        assert not with_throughputs(base, [str(tmp_path / "t.csv"), str(tmp_path / "m.csv")], policy=exempt).dp_memory
     assert with_throughputs(base, [str(tmp_path / "t.csv")], policy="crius").search == "cell"
     with pytest.raises(InputError, match="beside the arena"):
         with_throughputs(base, [str(tmp_path / "m.csv")])

@@ -361,9 +361,11 @@ def with_throughputs(base: PerfModel, path: str | Path | Sequence[str | Path] | 
         if memory:
             table = table.with_memory(read_arena_memory(memory[0]))
         crius = (policy or "").startswith("crius")
-        # their memory check guards the baselines' data-parallel placements, never Crius's plans
+        # their memory check guards the baselines' data-parallel placements, never Crius's plans;
+        # their simulated FCFS skips it too (it queries with force_opt outside their runtime)
+        checked = not crius and not (policy or "").startswith("fcfs")
         return ArenaReplayPerfModel(base, table, search="cell" if crius else "full",
-                                    dp_memory=bool(memory) and not crius)
+                                    dp_memory=bool(memory) and checked)
     colocated = None
     if coloc:
         from dlsched.perf.measured.colocated import read_colocated
