@@ -128,7 +128,8 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
         info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
     skipped.extend(bad)
-    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=args.fit_requests, where=_checked_on(cluster))
+    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=args.fit_requests, where=_checked_on(cluster),
+                       why=getattr(perf, "refusal", None))
     if fit.bad and not args.skip_bad_rows:
         first = fit.bad[0]
         more = f" ({len(fit.bad) - 1} more such job(s))" if len(fit.bad) > 1 else ""

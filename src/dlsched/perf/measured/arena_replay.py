@@ -207,6 +207,25 @@ class ArenaReplayPerfModel(PerfModel):
         secs = self.seconds_per_iteration(job, nodes * per, worst)
         return IterCost(secs, secs, 0.0)
 
+    def refusal(self, job: JobSpec) -> str | None:
+        """Why the job's own request cannot run, in the table's terms (for the load-time message)."""
+        if not job.gpu_type:
+            return None
+        t = self.cluster.type_id(job.gpu_type)
+        cap = self._node_cap[t]
+        n = job.num_gpus
+        per = n if n <= cap else cap
+        hit = self.lookup(job, t, n // per, per)
+        if hit.iter_s is not None:
+            return None
+        what = {"dp-memory": "its data-parallel replica fails the authors' memory check (mem x 1.2 > 0.8 x "
+                             "GPU memory, or not measured)",
+                "oom": "the authors' table measured it out of memory",
+                "over-round": "the authors' table measured it above one 300-s round",
+                "missing": "the authors' table has no entry for it (nor at its tightest packing or a "
+                           "larger size)"}
+        return what.get(hit.rule, hit.rule)
+
     def prepare_jobs(self, jobs: list[JobSpec]) -> list[JobSpec]:
         """Arrivals moved to their rounds' starts (``round_arrivals``) when replaying in rounds."""
         if not self.rounds:
