@@ -160,7 +160,7 @@ def test_compare_options_go_to_the_policies_that_have_them(tmp_path, capsys):
     doc = strict_load(out / "compare.json")["params"]["policy_options"]
     assert doc == {"fcfs-backfill": {"window": 5}, "gavel": {"round_s": 600.0, "lp": "flow", "warm_start": False}}
     assert main(["compare", *SMALL, "--policies", "fcfs,gavel", "--option", "depth=2", "--out", str(out)]) == 2
-    assert "no policy in this run has option 'depth'; their options: fcfs.window, gavel.lp, gavel.round_s, " \
+    assert "no policy in this run has option 'depth'; their options: fcfs.arena, fcfs.window, gavel.lp, gavel.round_s, " \
         "gavel.warm_start" in \
         capsys.readouterr().err
 

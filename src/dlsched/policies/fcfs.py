@@ -195,3 +195,4 @@ class FCFSBackfill(FCFS):
     summary = "FCFS with EASY backfilling: later jobs jump ahead if they do not delay the head's reservation"
     paper = "Lifka, The ANL/IBM SP scheduling system, JSSPP 1995"
     backfill = True
+    options = FCFS.options[:1]  # the authors' FCFS (arena) is strict: no backfilling variant
