@@ -207,6 +207,20 @@ class ArenaReplayPerfModel(PerfModel):
         secs = self.seconds_per_iteration(job, nodes * per, worst)
         return IterCost(secs, secs, 0.0)
 
+    def steps_per_s(self, job: JobSpec, n: int, t: int) -> float:
+        """Worker steps/s of the job on n GPUs of type t at their tightest packing, for Gavel's LP.
+
+        Gavel's weights read the replayed table (policies/gavel), as the authors' Gavel baseline
+        reads theirs: n / iteration time, 0 where the table says the job cannot run there (their
+        infeasible; with the memory table, their data-parallel memory check too).
+        """
+        cap = self._node_cap[t]
+        per = n if n <= cap else cap
+        if not cap or n % per:
+            return 0.0
+        hit = self.lookup(job, t, n // per, per)
+        return 0.0 if hit.iter_s is None else n / hit.iter_s
+
     def refusal(self, job: JobSpec) -> str | None:
         """Why the job's own request cannot run, in the table's terms (for the load-time message)."""
         if not job.gpu_type:
