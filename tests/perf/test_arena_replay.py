@@ -287,3 +287,13 @@ def test_truth_is_measured_where_the_arena_table_has_the_shape(tmp_path, sim):
     assert truth.true_time(get_model("bert", "2.6B"), 128, "A40", 2) is None  # measured OOM
     assert truth.true_time(get_model("bert", "2.6B"), 128, "A40", 4) == 20.0  # 2 x 2 is A40's tightest
     assert ("bert-2.6b", "2.6B", 128, "A100-40G", 2) not in measured.times
+
+
+def test_gavel_weights_read_the_table(times, sim):
+    m = ArenaReplayPerfModel(SimplePerfModel(sim), times)
+    a100, a40 = sim.type_id("A100-40G"), sim.type_id("A40")
+    bert13 = JobSpec("a", 0.0, "bert", 4, batch_size=128, params="1.3B", total_iterations=10)
+    bert26 = JobSpec("b", 0.0, "bert", 2, batch_size=128, params="2.6B", total_iterations=10)
+    assert m.steps_per_s(bert13, 4, a100) == pytest.approx(4 / rounded(128, 2.0))
+    assert m.steps_per_s(bert26, 2, a40) == 0.0  # measured OOM: Gavel's "does not run there"
+    assert "out of memory" in m.refusal(bert26.with_(gpu_type="A40"))
