@@ -297,3 +297,14 @@ def test_gavel_weights_read_the_table(times, sim):
     assert m.steps_per_s(bert13, 4, a100) == pytest.approx(4 / rounded(128, 2.0))
     assert m.steps_per_s(bert26, 2, a40) == 0.0  # measured OOM: Gavel's "does not run there"
     assert "out of memory" in m.refusal(bert26.with_(gpu_type="A40"))
+
+
+def test_compare_reaims_the_replay_at_each_policy(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text(TIMES)
+    trace = _trace(tmp_path, [(0, 4, "a100", "1.3B", 1000), (30, 1, "a100", "1.3B", 50)])
+    out = tmp_path / "cmp"
+    assert main(["compare", "--trace", str(trace), "--throughputs", str(table), "--policies", "fcfs,crius",
+                 "--quiet", "--out", str(out)]) == 0
+    got = {p: json.loads((out / p / "summary.json").read_text())["params"]["replay"] for p in ("fcfs", "crius")}
+    assert got["fcfs"]["replan_search"] == "full" and got["crius"]["replan_search"] == "cell"

@@ -42,6 +42,8 @@ def run(args) -> int:
     jobs, info = load_jobs(args, cluster, perf)
     summaries = {}
     for name, policy in zip(names, policies):
+        if hasattr(perf, "for_policy"):  # a replay whose rules depend on the policy (arena_replay.py)
+            perf.for_policy(name)
         with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
             result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
                                contention=c.contention_model(args, cluster)).run(progress=cb)

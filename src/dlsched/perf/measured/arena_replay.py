@@ -99,6 +99,7 @@ class ArenaReplayPerfModel(PerfModel):
         self.search = search  # "cell" (Crius's pruned re-planning) or "full" (the baselines')
         self.rounds = rounds
         self.dp_memory = dp_memory and bool(table.memory)
+        self._dp_table = bool(table.memory)
         self.strict = True  # until forget_counts: infeasible is infinite (jobs are being checked)
         c = self.cluster
         self._node_cap = [int(c.nodes[int(np.flatnonzero(c.node_type == t)[0])].num_gpus)
@@ -239,6 +240,15 @@ class ArenaReplayPerfModel(PerfModel):
                 "missing": "the authors' table has no entry for it (nor at its tightest packing or a "
                            "larger size)"}
         return what.get(hit.rule, hit.rule)
+
+    def for_policy(self, name: str) -> None:
+        """Re-aim the replay at another policy of the same run (``dlsched compare``): its re-planning
+        search and whether the memory check applies change, and the counts start afresh."""
+        crius = name.startswith("crius")
+        self.search = "cell" if crius else "full"
+        self.dp_memory = self._dp_table and not crius and not name.startswith("fcfs")
+        self._lookups.clear()
+        self.forget_counts()
 
     def prepare_jobs(self, jobs: list[JobSpec]) -> list[JobSpec]:
         """Arrivals moved to their rounds' starts (``round_arrivals``) when replaying in rounds."""
