@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
+import numpy as np
 import pytest
 
 from dlsched.cli import main
@@ -308,3 +309,17 @@ def test_compare_reaims_the_replay_at_each_policy(tmp_path):
                  "--quiet", "--out", str(out)]) == 0
     got = {p: json.loads((out / p / "summary.json").read_text())["params"]["replay"] for p in ("fcfs", "crius")}
     assert got["fcfs"]["replan_search"] == "full" and got["crius"]["replan_search"] == "cell"
+
+
+def test_dp_memory_check_guards_gavels_weights_not_speeds(tmp_path, sim):
+    (tmp_path / "t.csv").write_text(TIMES)
+    (tmp_path / "m.csv").write_text(MEMORY)
+    m = with_throughputs(SimplePerfModel(sim), [str(tmp_path / "t.csv"), str(tmp_path / "m.csv")],
+                         policy="gavel-admit")
+    a100 = sim.type_id("A100-40G")
+    job = JobSpec("a", 0.0, "bert", 1, batch_size=128, params="1.3B", gpu_type="A100-40G", total_iterations=100)
+    assert m.refusal(job) is None  # runnable: their baselines drop a job only where no type runs it
+    assert m.steps_per_s(job, 1, a100) == 0.0  # 30 GB x 1.2 > 0.8 x 40 GB: refused for scheduling
+    m.forget_counts()
+    gpus = [int(g) for g in np.flatnonzero(sim.gpu_type_idx == a100)[:1]]
+    assert m.price(job, gpus).total == pytest.approx(300.0 * 3 / 100)  # 100 x 7 s = 700 s: 3 rounds

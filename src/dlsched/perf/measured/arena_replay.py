@@ -21,6 +21,11 @@ that decides a job's completion time, and how it is reproduced here:
   ``ceil(charge / 300) - 1`` rounds: those rounds are added to the job's run on that shape
   (checkpoint-resume itself is charged 0 s there).
 
+With their data-parallel memory table, their memory check refuses a placement in the
+baselines' scheduling queries, as theirs does: Gavel's LP weights (``steps_per_s``) are 0
+there.  It never changes a running job's speed, nor refuses a request at load (their
+baselines drop a job only when no GPU type runs it, a check made without it).
+
 Where the table says a placement is infeasible, the answer depends on when it is asked:
 while the jobs are being checked (before ``forget_counts``) it is an infinite time, so a
 job whose request cannot run is refused (or, with ``--skip-bad-rows``, skipped and counted
@@ -148,9 +153,12 @@ class ArenaReplayPerfModel(PerfModel):
             q >>= 1
         return t, n // q, q
 
-    def lookup(self, job: JobSpec, t: int, nodes: int, per_node: int) -> Lookup:
+    def lookup(self, job: JobSpec, t: int, nodes: int, per_node: int, dp_check: bool = False) -> Lookup:
+        """The table's answer for this placement; ``dp_check`` adds their data-parallel memory check
+        (when the memory table was given), which guards scheduling decisions, never a running job's speed."""
         fam = self.family(job)
-        key = (fam, job.batch_size, t, nodes, per_node)
+        dp_check = dp_check and self.dp_memory
+        key = (fam, job.batch_size, t, nodes, per_node, dp_check)
         hit = self._lookups.get(key)
         if hit is None:
             if fam is None:
@@ -158,7 +166,7 @@ class ArenaReplayPerfModel(PerfModel):
             else:
                 hit = self.table.lookup(fam[0], fam[1], job.batch_size, self._gpu_key[t], nodes, per_node,
                                         self._node_cap[t])
-                if (hit.iter_s is not None and self.dp_memory
+                if (hit.iter_s is not None and dp_check
                         and not self.table.dp_memory_ok(fam[0], fam[1], job.batch_size, nodes * per_node,
                                                         self._mem_gb[t])):
                     hit = Lookup(None, "dp-memory", hit.table_key)
@@ -219,7 +227,9 @@ class ArenaReplayPerfModel(PerfModel):
         per = n if n <= cap else cap
         if not cap or n % per:
             return 0.0
-        hit = self.lookup(job, t, n // per, per)
+        hit = self.lookup(job, t, n // per, per, dp_check=True)
+        if hit.rule == "dp-memory":
+            self.dp_refused.add(f"{job.model} b{job.batch_size} {n // per}x{per} {self._gpu_key[t]}")
         return 0.0 if hit.iter_s is None else n / hit.iter_s
 
     def refusal(self, job: JobSpec) -> str | None:
@@ -233,9 +243,7 @@ class ArenaReplayPerfModel(PerfModel):
         hit = self.lookup(job, t, n // per, per)
         if hit.iter_s is not None:
             return None
-        what = {"dp-memory": "its data-parallel replica fails the authors' memory check (mem x 1.2 > 0.8 x "
-                             "GPU memory, or not measured)",
-                "oom": "the authors' table measured it out of memory",
+        what = {"oom": "the authors' table measured it out of memory",
                 "over-round": "the authors' table measured it above one 300-s round",
                 "missing": "the authors' table has no entry for it (nor at its tightest packing or a "
                            "larger size)"}
