@@ -18,8 +18,10 @@ that decides a job's completion time, and how it is reproduced here:
   every uninterrupted run last whole rounds (``rounds=False`` turns this off);
 - **re-planning** at a (re)start costs ``min(per GPU x n, cap)`` s (Crius 10/40, the
   baselines 150/600) and only a charge above one round stops progress, for
-  ``ceil(charge / 300) - 1`` rounds: those rounds are added to the job's run on that shape
-  (checkpoint-resume itself is charged 0 s there).
+  ``ceil(charge / 300) - 1`` rounds: those rounds are added to the job's whole run on a
+  shape, i.e. priced into its speed there (exact for a job that runs on one shape, as every
+  FCFS job does; a job that changes shape pays them pro rata on each shape it runs on).
+  Checkpoint-resume itself is charged 0 s there.
 
 With their data-parallel memory table, their memory check refuses a placement in the
 baselines' scheduling queries, as theirs does: Gavel's LP weights (``steps_per_s``) are 0
