@@ -3,7 +3,8 @@
 ``fcfs --option arena=true`` schedules as their baseline does, which differs from our strict
 FCFS in two ways that decide who waits on a busy cluster:
 
-- **a blocked job holds back only its own GPU type**: jobs queue in submission order, and
+- **a blocked job holds back only its own GPU type**: jobs queue in submission order (their
+  trace order within a round, where the arena replay keeps it), and
   once one job of a type cannot start, no later job of that type is tried in that call;
   jobs of other types still start (their queue is per type, since each job names its type);
 - **a job runs only at its tightest packing**: all its GPUs on one node if they fit in one
@@ -45,7 +46,9 @@ def schedule_by_type(view, decision, type_of, allocation) -> None:
     fm = None
     blocked: set = set()
     ntypes = len(view.cluster.gpu_types)
-    for job in view.queued():
+    # their queue: submission round, then trace order (kept by the arena replay), then job id
+    queue = sorted(view.queued(), key=lambda j: (j.spec.submit_time, (j.spec.extra or {}).get("arena_order", 0)))
+    for job in queue:
         t = type_of(view, job)
         if t in blocked:
             continue

@@ -10,8 +10,8 @@ Their simulator advances time in rounds (``simulator.py``, ``scheduler.py``); wh
 that decides a job's completion time, and how it is reproduced here:
 
 - **arrivals** are bundled per round and a job's JCT runs from its round's start:
-  ``round_arrivals`` moves each submission to ``300 x max(0, ceil(t / 300) - 1)`` (plus
-  k us for the k-th job of a round, to keep their order);
+  ``round_arrivals`` moves each submission to ``300 x max(0, ceil(t / 300) - 1)`` and keeps
+  its trace rank, their order within a round (``extra["arena_order"]``);
 - **progress** is ``floor(time on GPUs / iteration time)`` iterations, counted at round
   ends, so a job ends at the first round boundary after its last iteration: a job of N
   iterations at t s each is priced ``300 x ceil(N t / 300) / N`` s per iteration, which makes
@@ -52,7 +52,7 @@ from dlsched.workload.job import JobSpec
 REPLAN = {"cell": (10.0, 40.0), "full": (150.0, 600.0)}
 
 
-ORDER_S = 1e-6  # keeps a round's arrivals in trace order (our queue breaks ties by job id)
+ORDER_KEY = "arena_order"  # a job's rank in the trace, in ``JobSpec.extra``: their order within a round
 
 
 def round_arrivals(jobs: list[JobSpec], round_s: float = ROUND_S) -> list[JobSpec]:
@@ -60,18 +60,26 @@ def round_arrivals(jobs: list[JobSpec], round_s: float = ROUND_S) -> list[JobSpe
 
     A job submitted at t (s after the first) is taken by round ``max(0, ceil(t / 300) - 1)`` and
     its JCT counts from that round's start.  Their queue keeps a round's jobs in trace order;
-    ours orders equal submission times by job id, so the k-th job of a round is moved to the
-    round's start + k us: at most a few hundred us, far below a round.
+    ours orders equal submission times by job id, so each job's trace rank is kept in
+    ``extra[ORDER_KEY]`` for a policy that replays their order (``policies/arena_fcfs.py``).
     """
     out = []
-    last, k = None, 0
-    for j in sorted(jobs, key=lambda j: j.submit_time):  # stable: trace order within equal times
-        r = max(0, math.ceil(j.submit_time / round_s) - 1) * round_s
-        k = k + 1 if r == last else 0
-        last = r
-        t = float(r) + k * ORDER_S
-        out.append(j if t == j.submit_time else j.with_(submit_time=t))
+    for k, j in enumerate(sorted(jobs, key=lambda j: j.submit_time)):  # stable: trace order kept
+        r = float(max(0, math.ceil(j.submit_time / round_s) - 1) * round_s)
+        out.append(j.with_(submit_time=r, extra={**(j.extra or {}), ORDER_KEY: k}))
     return out
+
+
+def exact_price(total: int, seconds: float) -> float:
+    """Seconds per iteration p near ``seconds / total`` for which the engine's ``total / (1 / p)``
+    is exactly ``seconds``, so jobs that end in one round end at one instant (a float a few ulps
+    off would end them apart, and a policy would see them freed one by one)."""
+    p = seconds / total
+    for cand in (p, math.nextafter(p, math.inf), math.nextafter(p, 0.0),
+                 math.nextafter(math.nextafter(p, math.inf), math.inf), math.nextafter(math.nextafter(p, 0.0), 0.0)):
+        if total / (1.0 / cand) == seconds:
+            return cand
+    return p
 
 
 def debt_rounds(n_gpus: int, search: str) -> int:
@@ -181,7 +189,7 @@ class ArenaReplayPerfModel(PerfModel):
             return secs
         total = job.total_iterations
         rounds = math.ceil(total * secs / ROUND_S - 1e-9) + debt_rounds(n, self.search)
-        return rounds * ROUND_S / total
+        return exact_price(total, rounds * ROUND_S)
 
     def price(self, job: JobSpec, gpus: Sequence[int] | np.ndarray, plan=None) -> IterCost:
         g = np.asarray(gpus, dtype=np.int64)
@@ -265,7 +273,8 @@ class ArenaReplayPerfModel(PerfModel):
         if not self.rounds:
             return jobs
         out = round_arrivals(jobs)
-        self.arrivals_moved = sum(1 for a, b in zip(sorted(jobs, key=lambda j: j.submit_time), out) if a is not b)
+        self.arrivals_moved = sum(1 for a, b in zip(sorted(jobs, key=lambda j: j.submit_time), out)
+                                  if a.submit_time != b.submit_time)
         return out
 
     def packing_factors(self, jobs, gpu_type: str) -> list[float]:
