@@ -321,3 +321,15 @@ def test_dp_memory_check_guards_gavels_weights_not_speeds(tmp_path, sim):
     m.forget_counts()
     gpus = [int(g) for g in np.flatnonzero(sim.gpu_type_idx == a100)[:1]]
     assert m.price(job, gpus).total == pytest.approx(300.0 * 3 / 100)  # 100 x 7 s = 700 s: 3 rounds
+
+
+def test_a_model_the_table_does_not_know_runs_at_the_wrapped_models_speed(times, sim):
+    base = SimplePerfModel(sim)
+    m = ArenaReplayPerfModel(base, times)
+    job = JobSpec("r", 0.0, "resnet50", 1, batch_size=64, total_iterations=10)
+    gpus = [0]
+    assert m.price(job, gpus) == base.price(job, gpus)  # at load: not refused (not theirs to refuse)
+    m.forget_counts()
+    assert m.price(job, gpus) == base.price(job, gpus)
+    rep = m.describe()["replay"]
+    assert rep["jobs_priced_by_model"] == 1 and rep["models_not_in_table"] == ["resnet50"]

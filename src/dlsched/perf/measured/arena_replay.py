@@ -28,6 +28,9 @@ baselines' scheduling queries, as theirs does: Gavel's LP weights (``steps_per_s
 there.  It never changes a running job's speed, nor refuses a request at load (their
 baselines drop a job only when no GPU type runs it, a check made without it).
 
+A job whose model the table does not know at all (not one of their families and sizes) is
+priced by the wrapped model throughout, and counted (``models_not_in_table``).
+
 Where the table says a placement is infeasible, the answer depends on when it is asked:
 while the jobs are being checked (before ``forget_counts``) it is an infinite time, so a
 job whose request cannot run is refused (or, with ``--skip-bad-rows``, skipped and counted
@@ -204,7 +207,9 @@ class ArenaReplayPerfModel(PerfModel):
             cost = self._replayed(job, types, nodes, per)
             self._cache[key] = cost
         if cost is None:
-            if self.strict:
+            # their models follow their rule (infeasible: refused at load); a model they never
+            # profiled is not theirs to refuse, so the wrapped model prices it (counted)
+            if self.strict and self.family(job) is not None:
                 return IterCost(math.inf, math.inf, 0.0)
             self.fallback_jobs.add(job.job_id)
             return self.base.price(job, g, plan)
@@ -244,14 +249,16 @@ class ArenaReplayPerfModel(PerfModel):
 
     def refusal(self, job: JobSpec) -> str | None:
         """Why the job's own request cannot run, in the table's terms (for the load-time message)."""
-        if not job.gpu_type:
-            return None
-        t = self.cluster.type_id(job.gpu_type)
-        cap = self._node_cap[t]
+        types = [self.cluster.type_id(job.gpu_type)] if job.gpu_type else range(len(self.cluster.gpu_types))
         n = job.num_gpus
-        per = n if n <= cap else cap
-        hit = self.lookup(job, t, n // per, per)
-        if hit.iter_s is not None:
+        hit = None
+        for t in types:  # an unpinned job must run on every type a policy may give it
+            cap = self._node_cap[t]
+            per = n if n <= cap else cap
+            hit = self.lookup(job, t, n // per, per)
+            if hit.iter_s is None:
+                break
+        if hit is None or hit.iter_s is not None:
             return None
         what = {"oom": "the authors' table measured it out of memory",
                 "over-round": "the authors' table measured it above one 300-s round",
