@@ -284,6 +284,10 @@ class ReplayPerfModel(PerfModel):
         self.packed_hits.add(label)
         return tuple(p / s for p, s in zip(pair, solo))
 
+    def for_policy(self, name: str) -> None:
+        """Another policy of the same run (``dlsched compare``): its counts start afresh."""
+        self.forget_counts()
+
     def forget_counts(self) -> None:
         """Start the counts afresh: the load-time feasibility check prices every job on every GPU
         type, which is not pricing the run did."""
