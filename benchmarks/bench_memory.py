@@ -29,7 +29,7 @@ def peak_bytes(n: int) -> int:
 
 
 def main() -> None:
-    from dlsched.commands._preflight import BASE_BYTES, BYTES_PER_JOB
+    from dlsched.memory import BASE_BYTES, BYTES_PER_JOB
 
     n1, n2 = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (20_000, 100_000)
     p1, p2 = peak_bytes(n1), peak_bytes(n2)

@@ -63,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dlsched: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:  # a path the user gave that the system refuses (too long, no permission, full disk)
+        from dlsched.inputfile import describe_os_error
+
+        print(f"dlsched: error: {describe_os_error(e)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -40,9 +40,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                         "the benchmark trace's arrival rate)")
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="random seed, 0 or more (synthetic trace and policies)")
-    p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
-                   help="performance model pricing allocations: adaptive (large models at their best "
-                        "3D-parallel plan, others by placement; default), placement, simple")
+    p.add_argument("--perf", default="adaptive", type=perf_name, metavar="NAME",
+                   help=f"performance model pricing allocations: {', '.join(PERF_MODELS)}, an installed "
+                        "plugin or file.py:factory (adaptive: large models at their best 3D-parallel plan, "
+                        "others by placement; default)")
     p.add_argument("--tier-profile", default=None, metavar="NAME|CSV",
                    help="per-model communication overhead at the machine/rack/network tier, as a "
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
@@ -70,12 +71,29 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     add_engine_args(p)
 
 
+def perf_name(text: str) -> str:
+    """argparse type for ``--perf``: a built-in model, an installed plugin or a reference."""
+    if text in PERF_MODELS:
+        return text
+    from dlsched.errors import InputError
+    from dlsched.perf.default import PERF
+
+    try:
+        PERF.get(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(e.reason) from None
+    return text
+
+
 def comm_name(text: str) -> str:
     """argparse type for ``--comm``: runs only when the flag is given, so start-up imports no policy."""
-    from dlsched.comm.registry import COMM_POLICIES
+    from dlsched.comm.registry import COMM
+    from dlsched.errors import InputError
 
-    if text not in COMM_POLICIES:
-        raise argparse.ArgumentTypeError(f"unknown communication policy {text!r}; known: {', '.join(COMM_POLICIES)}")
+    try:  # a built-in, an installed plugin, or a file.py:Factory / module:Factory reference
+        COMM.get(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(e.reason) from None
     return text
 
 

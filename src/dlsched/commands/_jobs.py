@@ -101,7 +101,7 @@ def _checked_on(cluster: Cluster):
 
 def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
     """Jobs from a trace or the generator, checked against the cluster; returns (jobs, info)."""
-    from dlsched.commands._preflight import check_memory
+    from dlsched.memory import check_memory
     from dlsched.workload.fitting import fit_requests
     from dlsched.workload.readers._common import SkippedRow
     from dlsched.workload.validate import check_jobs

@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from dlsched.commands._jobs import load_jobs
     from dlsched.commands._preflight import check_out_dir
-    from dlsched.policies.registry import make_policy, used_options
+    from dlsched.policies.registry import make_policy, policy_entry, used_options
     from dlsched.report.io import strict_json, write_results
     from dlsched.report.tables import print_summaries
     from dlsched.sim.engine import Simulator
@@ -32,11 +32,16 @@ def run(args) -> int:
     if not names:
         raise InputError(f"no policy names in {args.policies!r}; give e.g. fcfs,crius "
                          "(`dlsched policies` lists them)", field="--policies")
-    check_out_dir(args.out)
-    for name in names:
-        check_out_dir(f"{args.out}/{name}")
     options = c.policy_options(args.option, names)
     policies = [make_policy(n, **options[n]) for n in names]  # fail on a bad name before any work
+    # a plugin given as path/file.py:Class is labelled by its own short name in tables and directories
+    labels = {n: policy_entry(n).label for n in names}
+    if len(set(labels.values())) < len(labels):
+        raise InputError(f"two policies share a label ({', '.join(f'{n} -> {l}' for n, l in labels.items())}); "
+                         "give each a different name", field="--policies")
+    check_out_dir(args.out)
+    for name in names:
+        check_out_dir(f"{args.out}/{labels[name]}")
     cluster = c.load_cluster(args.cluster, args.placement)
     perf = c.perf_model(args, cluster)
     jobs, info = load_jobs(args, cluster, perf)
@@ -44,14 +49,14 @@ def run(args) -> int:
     for name, policy in zip(names, policies):
         if hasattr(perf, "for_policy"):  # a replay whose rules depend on the policy (arena_replay.py)
             perf.for_policy(name)
-        with c.progress_bar(args.quiet, f"{name} on {cluster.name}") as cb:
+        with c.progress_bar(args.quiet, f"{labels[name]} on {cluster.name}") as cb:
             result = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(args),
                                contention=c.contention_model(args, cluster)).run(progress=cb)
-        out = write_results(f"{args.out}/{name}", result.records, result.series, result.summary,
+        out = write_results(f"{args.out}/{labels[name]}", result.records, result.series, result.summary,
                             {**result.params, **info, "policy_options": used_options(name, options[name])},
                             timings=result.stats)
         c.write_links(out, result.links)
-        summaries[name] = result.summary
+        summaries[labels[name]] = result.summary
     (Path(args.out) / "compare.json").write_text(strict_json(
         {"params": {"cluster": cluster.name, "jobs": len(jobs), "seed": args.seed, **info, "policies": names,
                     "policy_options": {n: used_options(n, options[n]) for n in names}},

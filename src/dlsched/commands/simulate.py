@@ -20,11 +20,11 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     if args.list:  # before the heavy imports: listing stays cheap (benchmarks/bench_startup.py)
-        from dlsched.cluster.shipped import shipped_specs
-        from dlsched.policies.names import declared_policy_names
+        from dlsched.cluster.shipped import cluster_names
+        from dlsched.policies.registry import POLICIES
 
-        print("policies:", ", ".join(declared_policy_names()))
-        print("clusters:", ", ".join(shipped_specs()))
+        print("policies:", ", ".join(POLICIES.names()))  # built-ins read from source, then plugins
+        print("clusters:", ", ".join(cluster_names()))
         return 0
     from dlsched.commands._jobs import load_jobs
     from dlsched.commands._preflight import check_out_dir
