@@ -2,7 +2,7 @@
 
 Runs `dlsched simulate` (FCFS, the embedded synthetic trace, crius-sim) in a fresh process
 for each job count and reads the process's peak resident set (ru_maxrss).  The slope between
-two counts is the bytes per job; ``commands/_preflight.py`` keeps ``BYTES_PER_JOB`` above it.
+two counts is the bytes per job; ``dlsched/memory.py`` keeps ``BYTES_PER_JOB`` above it.
 
     python benchmarks/bench_memory.py [N1 N2]     (default 20000 100000)
 """

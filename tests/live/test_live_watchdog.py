@@ -29,30 +29,26 @@ with TrainingAgent() as agent:
 """
 
 
-def _jobs(tmp_path, name: str, script: str) -> object:
-    (tmp_path / f"{name}.py").write_text(script)
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(f"jobs:\n  - {{name: {name}, script: {name}.py, model: tiny-cnn, num_gpus: 1, iterations: 40,"
-                    " checkpoint_every: 0}\n"
-                    f"  - {{name: fine, script: {tmp_path / 'fine.py'}, model: tiny-cnn, num_gpus: 1, iterations: 20}}\n")
+def test_a_stuck_or_vanishing_job_fails_within_the_restart_limit(ray_cluster, state_dir, tmp_path):
+    (tmp_path / "hangs.py").write_text(HANGS)
+    (tmp_path / "exits.py").write_text(EXITS)
     (tmp_path / "fine.py").write_text("from dlsched.live.agent import TrainingAgent\n"
                                       "with TrainingAgent() as agent:\n"
                                       "    for it in agent.iterations(pace_s=0.05):\n        pass\n")
-    return path
-
-
-# a vanished process shows as lost once Ray restarts it, or as stalled if its slot answers no poll before the
-# watchdog's limit: either way a fault of the job's own, counted against the same limit
-@pytest.mark.parametrize("name, script, why", [("hangs", HANGS, ("stalled: no iteration for",)),
-                                               ("exits", EXITS, ("worker process or node lost", "stalled"))])
-def test_a_stuck_or_vanishing_job_fails_within_the_restart_limit(ray_cluster, state_dir, tmp_path, name, script,
-                                                                  why):
-    svc = run_service(state_dir, make_policy("fcfs"), [_jobs(tmp_path, name, script)], max_restarts=2,
-                      restart_backoff_s=0.2, stall_timeout_s=3.0, stop_timeout_s=3.0, max_time_s=200.0)
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text("jobs:\n"
+                    "  - {name: hangs, script: hangs.py, model: tiny-cnn, num_gpus: 1, iterations: 40}\n"
+                    "  - {name: exits, script: exits.py, model: tiny-cnn, num_gpus: 1, iterations: 40}\n"
+                    "  - {name: fine, script: fine.py, model: tiny-cnn, num_gpus: 1, iterations: 20}\n")
+    svc = run_service(state_dir, make_policy("fcfs"), [jobs], max_restarts=1, restart_backoff_s=0.2,
+                      stall_timeout_s=3.0, stop_timeout_s=3.0, max_time_s=200.0)
     st = svc.store
     rows = {r["job_id"]: r for r in st.jobs()}
     assert rows["fine"]["status"] == "finished"
-    assert rows[name]["status"] == "failed", rows[name]
-    faults = [e for e in st.events("fault") if e["job_id"] == name]
-    assert len(faults) == 3 and all(e["detail"]["reason"].startswith(why) for e in faults), faults
-    assert rows[name]["reason"].startswith("failed 3 times in a row")
+    # a vanished process shows as lost once Ray restarts it, or as stalled if its slot answers no poll
+    # before the watchdog's limit: either way a fault of the job's own, counted against the same limit
+    for name, why in (("hangs", ("stalled: no iteration for",)), ("exits", ("worker process or node lost", "stalled"))):
+        assert rows[name]["status"] == "failed", rows[name]
+        faults = [e for e in st.events("fault") if e["job_id"] == name]
+        assert len(faults) == 2 and all(e["detail"]["reason"].startswith(why) for e in faults), faults
+        assert rows[name]["reason"].startswith("failed 2 times in a row")

@@ -97,11 +97,11 @@ def run(args) -> int:
     from dlsched.live.jobfile import load_jobs
     from dlsched.live.raycluster import EmulatedCluster, parse_emulation
     from dlsched.live.service import LiveService, ServiceConfig, connect
-    from dlsched.policies.registry import make_policy
+    from dlsched.run.build import build_policy
+    from dlsched.run.options import policy_options
+    from dlsched.run.spec import PolicySpec
 
-    from dlsched.commands._common import policy_options
-
-    policy = make_policy(args.policy, **policy_options(args.option, [args.policy])[args.policy])
+    policy = build_policy(PolicySpec(args.policy, policy_options(args.option, [args.policy])[args.policy]))
     _check_numbers(args)
     if args.comm:  # a bad level count fails here, before Ray starts
         from dlsched.comm import make_comm_policy

@@ -271,7 +271,8 @@ def _check_cluster(cluster, root, source: str, values, checked: set[str]) -> Non
     from pydantic import ValidationError
 
     from dlsched.errors import DlschedError
-    from dlsched.experiments.sweep import load_cluster
+    from dlsched.run.build import build_cluster
+    from dlsched.run.spec import ClusterSpec, RunSpec
 
     key = "cluster:" + repr(cluster)
     if key in checked:
@@ -280,7 +281,7 @@ def _check_cluster(cluster, root, source: str, values, checked: set[str]) -> Non
     swept = next((k for k, _ in values if k == "cluster" or k.startswith("cluster.")), None)
     where, field = (("sweep", swept), f"sweep.{swept}") if swept else (("cluster",), "cluster")
     try:
-        load_cluster(cluster)
+        build_cluster(RunSpec(cluster=ClusterSpec(cluster)))
     except ValidationError as e:
         err = e.errors()[0]
         raise InputError(f"cluster spec: {err['msg']} at {'.'.join(str(p) for p in err['loc'])}", file=source,

@@ -1,7 +1,8 @@
-"""Checks made before a simulation starts, so that no run is lost at the end.
+"""Checks made before a run starts, so that no run is lost at the end.
 
-A results path that cannot become a directory is refused at once with the reason (`--out`
-naming a file used to fail after the whole run); the memory check is ``dlsched.memory``.
+A results path that cannot become a directory is refused at once with the reason: found after
+the run, the whole run would be lost.  The memory a run's jobs would need is checked by
+``dlsched.memory``, where they are generated or read.
 """
 
 from __future__ import annotations
