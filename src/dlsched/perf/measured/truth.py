@@ -11,7 +11,7 @@ engine prices running jobs with instead:
    Crius authors' Alpa runs on the simulated cluster's GPU types
    (``../shared/anchors/profiles/arena-profiled-iteration-times.csv``, read by
    default when present: ``arena_measurements``), their revision-testbed runs
-   (``experiments/crius/data``) or a user's profile, keyed by model, variant,
+   (``dlsched/experiments/data``) or a user's profile, keyed by model, variant,
    global batch, GPU type and GPU count.  Measured rows are each allocation's
    best plan, so they replace the optimum outright, with no deviation; a run
    measured out of memory cannot run (it is not priced by the model instead).
