@@ -46,12 +46,21 @@ def runs_predicate(cluster: Cluster, perf):
             cache[key] = hit
         return hit
 
-    def runs(spec, n: int) -> bool:
+    def check(spec, n: int) -> bool:
         if spec.gpu_type:
             t = cluster.type_id(spec.gpu_type)
             return int(cluster.type_gpus[t]) >= n and on_type(spec, n, t)
         types = [t for t in range(len(cluster.gpu_types)) if int(cluster.type_gpus[t]) >= n]
         return bool(types) and all(on_type(spec, n, t) for t in types)
+
+    answers: dict[tuple, bool] = {}  # one lookup per job: a million jobs share a few hundred keys
+
+    def runs(spec, n: int) -> bool:
+        key = (spec.model, spec.params, spec.batch_size, spec.gpu_type, n)
+        hit = answers.get(key)
+        if hit is None:
+            hit = answers[key] = check(spec, n)
+        return hit
     return runs
 
 
