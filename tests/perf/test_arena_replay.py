@@ -156,7 +156,7 @@ def test_cli_fcfs_matches_a_round_by_round_simulation(tmp_path, sim):
     trace = _trace(tmp_path, rows)
     out = tmp_path / "run"
     assert main(["simulate", "--trace", str(trace), "--throughputs", str(table), "--policy", "fcfs",
-                 "--option", "arena=true", "--restore-base", "0", "--restore-per-gb", "0",
+                 "--option", "arena=true", "--option", "plan_s=0", "--restore-base", "0", "--restore-per-gb", "0",
                  "--quiet", "--out", str(out)]) == 0
     got = {r["job_id"]: float(r["jct"]) for r in csv.DictReader(open(out / "jobs.csv"))}
     rows_ref = [(f"j{i}", t, 0, n, it, rounded(128, 2.0 if n == 4 else 7.0))
@@ -196,7 +196,8 @@ def test_real_table_fcfs_agrees_with_the_round_by_round_simulation(shared_dir, t
     table, trace = _arena_paths(shared_dir)
     out = tmp_path / "run"
     assert main(["simulate", "--trace", str(trace), "--throughputs", str(table), "--policy", "fcfs",
-                 "--option", "arena=true", "--skip-bad-rows", "--max-time", "599850", "--restore-base", "0",
+                 "--option", "arena=true", "--option", "plan_s=0", "--skip-bad-rows", "--max-time", "599850",
+                 "--restore-base", "0",
                  "--restore-per-gb", "0", "--quiet", "--out", str(out)]) == 0
     got = {r["job_id"]: float(r["jct"]) for r in csv.DictReader(open(out / "jobs.csv")) if r["status"] == "finished"}
     from dlsched.workload.readers import read_trace
