@@ -137,7 +137,8 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
         info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=wl.skip_bad_rows, source=source)
     skipped.extend(bad)
-    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=wl.fit_requests, where=_checked_on(cluster))
+    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=wl.fit_requests, where=_checked_on(cluster),
+                       why=getattr(perf, "refusal", None))
     if fit.bad and not wl.skip_bad_rows:
         first = fit.bad[0]
         more = f" ({len(fit.bad) - 1} more such job(s))" if len(fit.bad) > 1 else ""
@@ -146,6 +147,8 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
     jobs = fit.jobs
     if hasattr(perf, "forget_counts"):  # a replayed table reports what the run priced, not this check
         perf.forget_counts()
+    if hasattr(perf, "prepare_jobs"):  # a replay of a round-based simulator moves arrivals to its rounds
+        jobs = perf.prepare_jobs(jobs)
     skipped.extend(SkippedRow(b.line, "num_gpus", b.reason) for b in fit.bad)
     info["fit_requests"] = bool(wl.fit_requests)
     if fit.changes:
