@@ -92,9 +92,23 @@ def test_a_running_job_across_machines_is_offered_a_machine_when_one_frees():
     jobs = _blocked_scene()
     jobs[0] = jobs[0].with_(duration_s=2 * H)  # b0 leaves a whole machine free after 2 h
     jobs[-1] = jobs[-1].with_(duration_s=10 * H)
-    recs, res = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    recs, res = _run(make_policy("dally-nowait", round_s=600.0, reoffer=True), jobs)
     big = recs["big"]
     assert big.first_start == pytest.approx(10.0, abs=1.0)  # took the rack at once (no wait)
     assert big.migrations == 1  # then moved onto the freed machine at the next round
     recs, _ = _run(make_policy("dally-nowait", round_s=600.0, reoffer=False), jobs)
     assert recs["big"].migrations == 0
+
+
+def test_paper_variants_run_without_reoffers_ours_is_a_separate_policy():
+    # the paper describes no move of a running job, and Tiresias has none: the named rows must not either
+    jobs = _blocked_scene()
+    jobs[0] = jobs[0].with_(duration_s=2 * H)
+    jobs[-1] = jobs[-1].with_(duration_s=10 * H)
+    for name in ("dally", "dally-manual", "dally-nowait", "dally-consolidated"):
+        assert make_policy(name).reoffer is False
+    recs, _ = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    assert recs["big"].migrations == 0
+    ours = make_policy("dally-reoffer")
+    assert ours.reoffer is True and ours.timers == "auto"
+    assert {o.name: o.default for o in ours.options}["reoffer"] is True

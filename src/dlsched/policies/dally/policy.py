@@ -18,21 +18,24 @@ shared/seeds/003; sections IV-B1 to IV-B3, Algorithms 1 and 2).
   priority that have held their GPUs for a round, highest first, if that lets it
   fit at a level its timers allow.  Preempted jobs keep their progress, go back
   to the queue and pay the engine's restore cost on their next start.
-- Re-offers (ours, see below): at each round a running job placed on a looser
-  level than it fits is offered, in the same priority order, the tightest free
+- Re-offers (ours, not in the paper; off in every paper variant and on only in
+  ``dally-reoffer``): at each round a running job placed on a looser level
+  than it fits is offered, in the same priority order, the tightest free
   placement (its own GPUs counted) and moves if that is a tighter level.
+  Tiresias has no such move, so the named ``dally`` row must not either.
 
 Simplifications (docs/dally.md): offers are computed centrally (the job's
 "local scheduler" is the accept rule above); the round length, the initial
 timer before the tuner has two samples, and the default history window are
 ours, the paper gives none.  The re-offer of running jobs is our reading of
 how "jobs suffering from sub-optimal placements" get "better-consolidated
-placements" (section V-B) in a simulator built on Themis's leases; without it a
-job placed across racks keeps that placement to the end.
+placements" (section V-B) in a simulator built on Themis's leases; the paper
+describes no such move, so it is a separate, labelled policy of ours.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from dlsched.cluster.placement import pick_gpus
@@ -69,12 +72,12 @@ class Dally(JobPolicy):
         PolicyOption("reading", str, "inferred", "priority formula: inferred, inverted or attained "
                      "(the formula is inferred; see docs/dally.md)"),
         PolicyOption("preempt", bool, True, "network-sensitive preemption"),
-        PolicyOption("reoffer", bool, True, "at each preemption round, offer running jobs a tighter level "
-                     "(ours; docs/dally.md)"),
+        PolicyOption("reoffer", bool, False, "at each preemption round, offer running jobs a tighter level "
+                     "(ours, not in the paper; docs/dally.md)"),
     )
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
-                 preempt: bool = True, reoffer: bool = True):
+                 preempt: bool = True, reoffer: bool = False):
         if round_s <= 0:
             raise ValueError("round_s must be positive")
         if reading not in READINGS:
@@ -245,3 +248,16 @@ class DallyConsolidated(Dally):
     name = "dally-consolidated"
     timers = "consolidated"
     summary = "Dally waiting as long as needed for the tightest level a job fits (machine, else rack)"
+
+
+@register("dally-reoffer")
+class DallyReoffer(Dally):
+    """Ours, not the paper's: auto-tuned Dally that also moves running jobs to tighter free placements."""
+
+    name = "dally-reoffer"
+    summary = "ours: Dally (auto-tuned timers) plus re-offers that move running jobs to a tighter level"
+    options = tuple(dataclasses.replace(o, default=True) if o.name == "reoffer" else o for o in Dally.options)
+
+    def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
+                 preempt: bool = True, reoffer: bool = True):
+        super().__init__(round_s, history_s, reading, preempt, reoffer)
