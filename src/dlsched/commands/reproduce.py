@@ -28,6 +28,13 @@ def _fmt(v: float | None, unit: str) -> str:
 
 
 def headline_table(heads) -> tuple[list[str], list[list[str]]]:
+    if any(getattr(h, "verdict", "") for h in heads):  # run over a grid: range and verdict, not a point
+        from dlsched.experiments.grid import fmt_range
+
+        header = ["scenario", "figure", "paper", "ours (range over grid)", "per setting", "verdict", "note"]
+        rows = [[h.scenario, h.metric, "-" if h.metric.startswith("[ours]") else _fmt(h.paper, h.unit),
+                 fmt_range(h.lo, h.hi, h.unit), h.per_setting, h.verdict, h.note] for h in heads]
+        return header, rows
     header = ["scenario", "figure", "paper", "ours", "ours / paper", "note"]
     rows = [[h.scenario, h.metric, _fmt(h.paper, h.unit), _fmt(h.ours, h.unit),
              "-" if h.ratio is None else f"{h.ratio:.2f}", h.note] for h in heads]

@@ -27,6 +27,11 @@ class Headline:
     ours: float | None
     unit: str = ""  # "%", "x" or a unit name; how both figures print
     note: str = ""
+    # over a grid (experiments/grid.py): ``ours`` is the median, lo..hi the range, and the verdict
+    lo: float | None = None
+    hi: float | None = None
+    verdict: str = ""
+    per_setting: str = ""
 
     @property
     def ratio(self) -> float | None:
