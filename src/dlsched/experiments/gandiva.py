@@ -321,7 +321,7 @@ def cluster_points(runs: dict) -> str:
                          f"{m['held_util']:.3f} | {m['migrations_per_h']:.1f} | {m['packs']} / {m['unpacks']} |")
         if "lookup" in rows:
             c = rows["lookup"]
-            lines.append(f"| {p.label()} | packings priced | measured {c.measured}, infeasible {c.infeasible}, "
+            lines.append(f"| {p.label()} | packings priced | measured {c.measured}, Gavel 0 (modelled) {c.zero}, "
                          f"by the fitted model (no row) {c.modelled} | | | | | |")
     return "\n".join(lines) + "\n"
 

@@ -12,10 +12,13 @@ whether Gandiva's packing pays where co-location really pays.
 
 ``MeasuredPackingPerfModel`` wraps any perf model: two jobs sharing a GPU
 that both carry a Gavel job type (``extra["job_type"]``) run at their
-measured co-located over isolated steps per second; a 0 in the table (Gavel's
-mark for a pair that does not fit) makes the packing infeasible; anything
-else (other jobs, three or more on a GPU) is priced by the wrapped model, and
-counted.  Solo speeds stay the wrapped model's.
+measured co-located over isolated steps per second; anything else (other
+jobs, three or more on a GPU, a pair the table lacks) is priced by the
+wrapped model, and counted.  A 0 in the table (Gavel's mark for a pair that
+did not run together, e.g. out of memory) is counted and also left to the
+wrapped model, whose memory check decides: a group packed as three that
+shrinks to such a pair must stay priceable (replay.py treats Gavel's 0s the
+same way).  Solo speeds stay the wrapped model's.
 
 Simplifications: Gavel measured K80, P100 and V100, not P40; a P40 (same
 Pascal generation, more memory, lower bandwidth) is priced with the P100
@@ -89,7 +92,7 @@ class CoLocationTable:
 @dataclass
 class LookupCounts:
     measured: int = 0  # packings priced from the table
-    infeasible: int = 0  # pairs the table marks 0 (does not fit)
+    zero: int = 0  # pairs the table marks 0 (did not run together): priced by the wrapped model
     modelled: int = 0  # packings the table has no row for: the wrapped model priced them
 
 
@@ -102,7 +105,6 @@ class MeasuredPackingPerfModel(PerfModel):
         self.table = table
         self.spec_keyed = base.spec_keyed
         self.counts = LookupCounts()
-        self._memo: dict = {}
 
     def price(self, job: JobSpec, gpus, plan=None):
         return self.base.price(job, gpus, plan)
@@ -113,20 +115,18 @@ class MeasuredPackingPerfModel(PerfModel):
             self.counts.modelled += 1
             return self.base.packing(jobs, gpu_type)
         key = (gpu_type, types[0], jobs[0].num_gpus, types[1], jobs[1].num_gpus)
-        hit = self._memo.get(key)
-        if hit is None:
-            got = self.table.pair(*key)
+        got = self.table.pair(*key)
+        if got is None or min(got) <= 0.0:
             if got is None:
                 self.counts.modelled += 1
-                return self.base.packing(jobs, gpu_type)
-            cap = self.cluster.gpu_types[self.cluster.type_id(gpu_type)].memory_bytes
-            feasible = min(got) > 0.0
-            hit = self._memo[key] = PackingResult(feasible, got if feasible else (0.0, 0.0), 0.0, cap)
-        if hit.feasible:
-            self.counts.measured += 1
-        else:
-            self.counts.infeasible += 1
-        return hit
+            else:
+                self.counts.zero += 1
+            return self.base.packing(jobs, gpu_type)
+        base = self.base.packing(jobs, gpu_type)  # the memory check stays the model's
+        if not base.feasible:
+            return base
+        self.counts.measured += 1
+        return PackingResult(True, got, base.memory_bytes, base.capacity_bytes)
 
     def __getattr__(self, name):
         if name == "base":
