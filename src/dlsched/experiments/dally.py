@@ -14,7 +14,10 @@ Clusters ``dally-{2,4,8,16}racks``; pricing (``PRICING``, chosen in one place):
 (``--tier-profile dally-table1``); ``flow`` adds the flow-level network model
 of issue 17 and fails with a clear message until that layer is merged.
 
-Schedulers: ``SCHEDULERS`` (add "gandiva" there once the Gandiva policy exists).
+Schedulers: ``SCHEDULERS`` for the per-configuration tables of
+``experiments/dally/run.py``; ``dlsched reproduce dally`` runs the paper's
+claims over a grid (``dally_grid``), with our ``dally-reoffer`` as separate,
+labelled rows.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ every pair the ``gandiva-100`` runs try packing keeps 0.70-0.90 of its solo
 speed each, so Gandiva's keep-or-undo introspection undoes every trial and
 packing can never pay.  Gavel (Narayanan et al., OSDI 2020) measured pairs of
 real jobs sharing one GPU: in
-``../shared/anchors/profiles/gavel-colocated-throughputs.csv`` about three in
-four P100 pairs run faster together than one after the other (summed
+``../shared/anchors/profiles/gavel-colocated-throughputs.csv`` 85% of the
+1-GPU P100 pairs run faster together than one after the other (summed
 normalised throughput above 1).  Pricing packed jobs from that table shows
 whether Gandiva's packing pays where co-location really pays.
 
