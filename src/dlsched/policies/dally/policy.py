@@ -234,7 +234,8 @@ class Dally(JobPolicy):
 
     def describe(self) -> dict:
         return {**super().describe(), "timers": self.timers, "round_s": self.round_s,
-                "history_n": self.history_n, "history_s": self.history_s, "reading": self.reading, "preempt": self.preempt, "reoffer": self.reoffer,
+                "history_n": self.history_n, "history_s": self.history_s, "reading": self.reading,
+                "preempt": self.preempt, "reoffer": self.reoffer,
                 "priority_formula": "inferred (shared/seeds/README.md)"}
 
 
