@@ -2,7 +2,7 @@
 
 Runs `dlsched simulate` (FCFS, the embedded synthetic trace, crius-sim) in a fresh process
 for each job count and reads the process's peak resident set (ru_maxrss).  The slope between
-two counts is the bytes per job; ``commands/_preflight.py`` keeps ``BYTES_PER_JOB`` above it.
+two counts is the bytes per job; ``dlsched/memory.py`` keeps ``BYTES_PER_JOB`` above it.
 
     python benchmarks/bench_memory.py [N1 N2]     (default 20000 100000)
 """
@@ -29,7 +29,7 @@ def peak_bytes(n: int) -> int:
 
 
 def main() -> None:
-    from dlsched.commands._preflight import BASE_BYTES, BYTES_PER_JOB
+    from dlsched.memory import BASE_BYTES, BYTES_PER_JOB
 
     n1, n2 = (int(a) for a in sys.argv[1:3]) if len(sys.argv) > 2 else (20_000, 100_000)
     p1, p2 = peak_bytes(n1), peak_bytes(n2)

@@ -1,6 +1,6 @@
 """Our parallel cost model beside the Crius authors' measured Alpa iteration times.
 
-The measurements (data/arena_revision_iter_times.csv, from the authors' public
+The measurements (src/dlsched/experiments/data/arena_revision_iter_times.csv, from the authors' public
 repository; see its header) are each allocation's best plan, so we compare
 them with our adaptive optimum (``CellEstimator.optimum``) for the same model,
 global batch, GPU type and count, consolidated on ``crius-revision``'s nodes.
@@ -19,6 +19,7 @@ import argparse
 import csv
 import math
 import statistics
+from importlib import resources
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from dlsched.perf.parallel import CellEstimator
 from dlsched.perf.parallel.cost import compute_efficiency
 from dlsched.workload.models import get_model
 
-CSV = Path(__file__).resolve().parent / "data" / "arena_revision_iter_times.csv"
+CSV = resources.files("dlsched.experiments") / "data" / "arena_revision_iter_times.csv"  # shipped in the package
 CLUSTER = "crius-revision"
 DENSE = ("bert", "wide_resnet")
 
@@ -61,8 +62,8 @@ class Priced:
     our_hosts: int  # nodes our consolidated allocation spans (compare with row.hosts)
 
 
-def load_rows(path: Path = CSV) -> list[Measured]:
-    with open(path, newline="") as f:
+def load_rows(path=CSV) -> list[Measured]:
+    with path.open(newline="") as f:
         lines = [ln for ln in f if not ln.startswith("#")]
     return [Measured(r["model"], r["params"], int(r["batch"]), r["gpu"], int(r["hosts"]),
                      int(r["gpus_per_host"]), float(r["iter_s"])) for r in csv.DictReader(lines)]

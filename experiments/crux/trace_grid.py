@@ -50,7 +50,7 @@ def main() -> int:
         got = trace_runs(d, a.jobs, a.days, cluster=spec, gpus=gpus, max_gpus=largest, policies=[a.policy],
                          comms=a.comm.split(","), host_batch=not a.scale_batch, resume=a.resume,
                          placement=a.placement,
-                         extra=("--charge-self-collisions",) if a.charge_self_collisions else (),
+                         charge_self_collisions=a.charge_self_collisions,
                          progress=lambda i, n, what: print(f"  [{i}/{n}] {what}", file=sys.stderr, flush=True))
         for (_, c), m in got.items():
             rows[(topo, c)] = m

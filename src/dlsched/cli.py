@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Schedule deep-learning training jobs on GPU clusters (simulated or live). "
                     "With no subcommand, runs the embedded default simulation.")
     parser.add_argument("--version", action="version", version=f"dlsched {__version__}")
+    parser.add_argument("--data", metavar="DIR",
+                        help="the reference data folder (traces, topologies) for every command; may be given "
+                             "anywhere on the line (default: $DLSCHED_DATA, else ../shared or ./shared from the "
+                             "working directory)")
     sub = parser.add_subparsers(dest="command")
     for name in COMMANDS:
         importlib.import_module(f"dlsched.commands.{name}").add_parser(sub)
@@ -42,11 +46,42 @@ def _with_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
+def split_data_option(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(``--data DIR`` wherever it is given, the rest): a global setting, so it may follow a subcommand."""
+    data, rest = None, []
+    it = iter(argv)
+    for a in it:
+        if a == "--data":
+            data = next(it, None)
+            if data is None:
+                raise SystemExit("dlsched: error: argument --data: expected one argument")
+        elif a.startswith("--data="):
+            data = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+    return data, rest
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    data, argv = split_data_option(list(argv))
+    if data is not None:
+        from dlsched import shared_data
+
+        before = shared_data.chosen()
+        shared_data.set_data_dir(data)
+        try:
+            return _main(argv, data)
+        finally:  # main() called in-process (tests, scripts) leaves the setting as it found it
+            shared_data.set_data_dir(before)
+    return _main(argv, data)
+
+
+def _main(argv: list[str], data: str | None) -> int:
     parser = build_parser()
     args = parser.parse_args(_with_default_command(argv))
-    args.argv = _with_default_command(argv)  # recorded in provenance.json: the exact command to re-run
+    # recorded in provenance.json: the exact command to re-run
+    args.argv = (["--data", data] if data is not None else []) + _with_default_command(argv)
     if args.command not in LIVE_COMMANDS:
         single_threaded_blas()  # start-up CPU that no simulation gains from (dlsched.threads)
     try:
@@ -63,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dlsched: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:  # a path the user gave that the system refuses (too long, no permission, full disk)
+        from dlsched.inputfile import describe_os_error
+
+        print(f"dlsched: error: {describe_os_error(e)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,9 +1,15 @@
-"""Engine cost defaults, in one place and free of imports.
+"""Run and engine cost defaults, in one place and free of imports.
 
-``SimConfig`` (the simulator), ``EngineCosts`` (the execution core) and the
-command line's engine-cost flags all take their defaults from here; the CLI
-reads them without importing the engine, so start-up stays cheap.
+``SimConfig`` (the simulator), ``EngineCosts`` (the execution core), ``RunSpec`` (a run) and
+the command line's flags all take their defaults from here; the CLI reads them without
+importing the engine or the run layer, so start-up stays cheap.
 """
+
+CLUSTER = "crius-sim"
+# the embedded default workload is the benchmark trace: 13,000 Philly-like jobs in two weeks
+JOBS = 13000
+DAYS = 14.0
+PLACEMENTS = ("packed", "first-free")  # how job policies place jobs (cluster/oblivious.py)
 
 START_OVERHEAD_S = 0.0  # launching a job the first time
 # resume/migrate/resize/replan: a fixed part (Gandiva: suspend-resume under 1 s, migration seconds) ...

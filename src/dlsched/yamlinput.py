@@ -42,6 +42,7 @@ def load_yaml(text: str, source: str, expect: str) -> tuple[yaml.Node | None, di
 
     ``expect`` completes the error when it is not one: "a <expect>".
     """
+    _check_shape(text, source)
     try:
         root = yaml.compose(text)
         data = yaml.safe_load(text)
@@ -56,6 +57,34 @@ def load_yaml(text: str, source: str, expect: str) -> tuple[yaml.Node | None, di
 
 
 _MAX_NODES = 200_000
+MAX_DEPTH = 64  # far past any spec, job or experiment file; PyYAML's parser recurses per level
+MAX_BYTES = 16 * 2**20
+
+_OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken,
+         yaml.FlowSequenceStartToken)
+_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _check_shape(text: str, source: str) -> None:
+    """Refuse a document too large or nested too deep before the recursive parser sees it.
+
+    The scanner is iterative, so counting its open and close tokens finds the depth without
+    the ``RecursionError`` that composing ~900 nested levels would raise.
+    """
+    if len(text) > MAX_BYTES:
+        raise InputError(f"YAML file of {len(text):,} characters; the limit is {MAX_BYTES:,}", file=source)
+    depth = 0
+    try:
+        for token in yaml.scan(text):
+            if isinstance(token, _OPEN):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise InputError(f"nested more than {MAX_DEPTH} levels deep", file=source,
+                                     line=token.start_mark.line + 1)
+            elif isinstance(token, _CLOSE):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # malformed: composing reports it with its line
 
 
 def _no_duplicate_keys(node: yaml.Node | None, source: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from dlsched.cluster import Cluster
 from dlsched.cluster.placement import ideal_gpus
-from dlsched.commands._jobs import _large_model_fits, runs_predicate
+from dlsched.run.jobs import _large_model_fits, runs_predicate
 from dlsched.perf.placement.model import PlacementPerfModel
 from dlsched.perf.parallel.perf_model import AdaptivePerfModel
 from dlsched.perf.measured.truth import MeasuredTimes, TruthPerfModel

@@ -78,3 +78,31 @@ def test_a_cluster_that_does_not_load_is_reported_before_any_run(tmp_path):
     with pytest.raises(InputError) as e:
         load_experiment(_write(tmp_path, inline))
     assert (e.value.line, e.value.field) == (2, "cluster") and "node_groups" in str(e.value)
+
+
+def test_expanding_a_sweep_reports_progress_from_the_start(tmp_path):
+    from dlsched.experiments.expfile import load_experiment
+
+    path = tmp_path / "e.yaml"
+    path.write_text("name: p\ncluster: crius-testbed\nworkload: {synthetic: {jobs: 10, days: 0.1}}\n"
+                    "policies: [fcfs]\nseeds: [0, 1, 2]\nsweep:\n  workload.synthetic.jobs: [5, 6]\n")
+    calls = []
+    _, runs = load_experiment(path, lambda done, total: calls.append((done, total)))
+    assert calls[0] == (0, 6) and [d for d, _ in calls] == list(range(6)) and len(runs) == 6
+
+
+def test_a_job_count_too_big_for_memory_names_the_file_line_and_field(tmp_path):
+    from dlsched.errors import InputError
+    from dlsched.experiments.expfile import load_experiment
+
+    path = tmp_path / "e.yaml"
+    path.write_text("name: big\ncluster: crius-testbed\nworkload:\n  synthetic: {jobs: 1000000000, days: 1}\n"
+                    "policies: [fcfs]\nseeds: [0]\n")
+    with pytest.raises(InputError) as e:
+        load_experiment(path)
+    assert (e.value.file, e.value.line, e.value.field) == (str(path), 4, "workload.synthetic.jobs")
+    path.write_text("name: big\ncluster: crius-testbed\nworkload: {synthetic: {jobs: 10}}\npolicies: [fcfs]\n"
+                    "seeds: [0]\nsweep:\n  workload.synthetic.jobs: [10, 1000000000]\n")
+    with pytest.raises(InputError) as e:
+        load_experiment(path)
+    assert (e.value.line, e.value.field) == (7, "sweep.workload.synthetic.jobs")

@@ -7,9 +7,25 @@ between services) are started once; each test gets its own state directory.
 
 from __future__ import annotations
 
+import os
 import shutil
+from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def example_scripts_allowed():
+    """Job files written to temporary folders name the example scripts: the operator allows their folder."""
+    from dlsched.live.jobfile import SCRIPT_DIRS_ENV
+
+    before = os.environ.get(SCRIPT_DIRS_ENV)
+    os.environ[SCRIPT_DIRS_ENV] = str(Path(__file__).resolve().parents[2] / "examples")
+    yield
+    if before is None:
+        os.environ.pop(SCRIPT_DIRS_ENV, None)
+    else:
+        os.environ[SCRIPT_DIRS_ENV] = before
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dlsched.errors import InputError
@@ -52,3 +54,28 @@ def test_submit_rejects_a_known_job_id(tmp_path):
     with pytest.raises(InputError, match="already submitted"):
         store.submit(jobs)
     assert [r["status"] for r in store.jobs()] == ["submitted"]
+
+
+def test_a_script_outside_the_job_files_folder_is_refused(tmp_path, monkeypatch):
+    from dlsched.live.jobfile import SCRIPT_DIRS_ENV, load_jobs
+
+    monkeypatch.delenv(SCRIPT_DIRS_ENV, raising=False)
+    sub = tmp_path / "jobs"
+    sub.mkdir()
+    (tmp_path / "outside.py").write_text("print('x')\n")
+    (sub / "inside.py").write_text("print('x')\n")
+    up = "../" * len(sub.resolve().parts)  # past the root: the system's own files
+    for script in ("../outside.py", up + "etc/hostname", str(tmp_path / "outside.py")):
+        (sub / "j.yaml").write_text(f"name: a\nscript: {script}\nmodel: tiny-cnn\nnum_gpus: 1\niterations: 5\n")
+        if not (sub / script).exists():
+            continue
+        with pytest.raises(InputError, match="outside the job file's folder") as e:
+            load_jobs(sub / "j.yaml")
+        assert e.value.line == 2 and e.value.field == "script"
+    (sub / "j.yaml").write_text("name: a\nscript: ../outside.py\nmodel: tiny-cnn\nnum_gpus: 1\niterations: 5\n")
+    assert load_jobs(sub / "j.yaml", allow=[tmp_path])[0].script == str(tmp_path / "outside.py")
+    monkeypatch.setenv(SCRIPT_DIRS_ENV, str(tmp_path))
+    assert len(load_jobs(sub / "j.yaml")) == 1
+    (sub / "j.yaml").write_text("name: a\nscript: inside.py\nmodel: tiny-cnn\nnum_gpus: 1\niterations: 5\n")
+    monkeypatch.delenv(SCRIPT_DIRS_ENV)
+    assert len(load_jobs(sub / "j.yaml")) == 1

@@ -52,8 +52,11 @@ MODE_CODES = {"exclusive": EXCLUSIVE, "packed": PACKED, "sliced": SLICED}
 
 
 class FreeMap:
-    def __init__(self, cluster: Cluster):
+    def __init__(self, cluster: Cluster, first_free: bool = False):
         self.cluster = cluster
+        # the run's placement mode, not the topology's: True makes ``pick_gpus`` take the first
+        # free GPUs in node order (cluster/oblivious.py) instead of packing jobs
+        self.first_free = first_free
         self.occupancy = np.zeros(cluster.num_gpus, dtype=np.int16)
         self.mode = np.zeros(cluster.num_gpus, dtype=np.int8)  # FREE where occupancy is 0
         self.node_free = cluster.node_gpus.astype(np.int32).copy()
@@ -91,6 +94,7 @@ class FreeMap:
         """A scratch copy for planning (policies try allocations on it, never on the engine's)."""
         new = FreeMap.__new__(FreeMap)
         new.cluster = self.cluster
+        new.first_free = self.first_free
         new.occupancy = self.occupancy.copy()
         new.mode = self.mode.copy()
         new.node_free = self.node_free.copy()

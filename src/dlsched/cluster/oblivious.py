@@ -14,7 +14,7 @@ this module gives the placement such a scheduler makes: walk the nodes in id
 order (the spec's rack order) and take the first free GPUs, whatever the
 topology.  Fragmentation then comes from the arrivals and departures alone.
 
-Opt-in per run (``dlsched simulate --placement first-free``); the default
+Opt-in per run (``dlsched simulate --placement first-free``, ``Simulator(placement=...)``); the default
 (``packed``) is ``pick_gpus`` unchanged.  A tier limit is honoured the plain
 way: a job held to one node (or rack) takes the first node (rack) with room.
 """
@@ -22,21 +22,16 @@ way: a job held to one node (or rack) takes the first node (rack) with room.
 from __future__ import annotations
 
 from dlsched.cluster.freemap import FreeMap, nodes_of_type
-from dlsched.cluster.topology import Cluster, Tier
-
-MODES = ("packed", "first-free")
-_KEY = "placement.mode"
+from dlsched.cluster.topology import Tier
+from dlsched.defaults import PLACEMENTS as MODES
 
 
-def set_placement(cluster: Cluster, mode: str) -> None:
-    """Choose how job policies place jobs on ``cluster`` for this run (``MODES``)."""
+def check_mode(mode: str) -> str:
+    """``mode`` if it is one of ``MODES``; a run chooses it (``RunSpec.cluster.placement``), the
+    engine's free map carries it (``FreeMap.first_free``): the topology knows nothing of it."""
     if mode not in MODES:
         raise ValueError(f"placement must be one of {', '.join(MODES)}, not {mode!r}")
-    cluster._derived[_KEY] = mode
-
-
-def first_free_mode(cluster: Cluster) -> bool:
-    return cluster._derived.get(_KEY) == "first-free"
+    return mode
 
 
 def first_free(freemap: FreeMap, n: int, type_id: int | None, max_tier: Tier) -> list[int] | None:

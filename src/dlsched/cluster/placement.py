@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlsched.cluster.freemap import NO_FIT, FreeMap, nodes_of_type
-from dlsched.cluster.oblivious import first_free, first_free_mode
+from dlsched.cluster.oblivious import first_free
 from dlsched.cluster.topology import Cluster, Tier
 
 
@@ -91,7 +91,7 @@ def pick_gpu_ids(freemap: FreeMap, n: int, type_id: int | None = None,
     """``pick_gpus`` as a list of ints: cheaper for a caller that only hands the ids on."""
     if n <= 0:
         raise ValueError("a placement needs at least one GPU")
-    if first_free_mode(freemap.cluster):  # opt-in topology-oblivious placement (cluster/oblivious.py)
+    if freemap.first_free:  # opt-in topology-oblivious placement (cluster/oblivious.py)
         return first_free(freemap, n, type_id, max_tier)
     # the tightest tier wins, ties to the type listed first: each tier is tried over every type
     # before the next, so a looser placement is only computed when no tighter one exists

@@ -13,6 +13,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dlsched.registry import Registry
+
 if TYPE_CHECKING:
     from dlsched.cluster.plainspec import PlainClusterSpec
 
@@ -32,10 +34,43 @@ def shipped_name(name_or_path) -> str | None:
     """The shipped spec ``name_or_path`` names, or None where ``load_spec`` would read a file
     (a .yaml/.yml path or an existing file wins over a shipped name, as there)."""
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    if path.suffix in (".yaml", ".yml") or path_given(path):
         return None
     name = str(name_or_path)
     return name if name in _names() else None
+
+
+def _check_plugin(obj) -> str | None:
+    ok = isinstance(obj, (str, Path)) or hasattr(obj, "read_text") or callable(obj)
+    return None if ok else f"{obj!r} is neither a YAML spec's path nor a function returning one"
+
+
+# Clusters from other distributions: entry-point group ``dlsched.clusters``, each naming a YAML spec
+# (a path, an importlib.resources file, or a function returning either).  The shipped specs are
+# not in it: they are read without importing anything (``load_shipped``).
+CLUSTERS: Registry = Registry("cluster spec", "dlsched.clusters", "--cluster", check=_check_plugin)
+
+
+def plugin_spec_file(name: str):
+    """The YAML file of an installed cluster plugin, or None when ``name`` is not one."""
+    if name not in CLUSTERS.plugins():
+        return None
+    obj = CLUSTERS.get(name)
+    got = obj() if callable(obj) and not isinstance(obj, (str, Path)) else obj
+    return Path(got) if isinstance(got, str) else got
+
+
+def cluster_names() -> list[str]:
+    """Shipped specs, then installed cluster plugins."""
+    return shipped_specs() + sorted(n for n in CLUSTERS.plugins() if n not in _names())
+
+
+def path_given(path: Path) -> bool:
+    """True when ``path`` exists, or is a name the system refuses to look up (read as a file, then refused)."""
+    try:
+        return path.exists()
+    except OSError:  # a name the system refuses (too long): a file path, which load_spec reports
+        return True
 
 
 SIDECAR = "shipped.json"  # in specs/: every shipped YAML as plain data, written by write_sidecar()

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from dlsched.cluster.gpus import gpu_type
 from dlsched.cluster.intra_defaults import INTRA_DEFAULTS, intra_value  # noqa: F401  (re-exported)
-from dlsched.cluster.shipped import shipped_name, shipped_specs  # noqa: F401  (shipped_specs re-exported)
+from dlsched.cluster.shipped import path_given, shipped_name, shipped_specs  # noqa: F401  (shipped_specs re-exported)
 from dlsched.errors import UnknownNameError
 from dlsched.yamlinput import load_yaml, read_yaml_file, validate
 
@@ -133,8 +133,13 @@ def load_spec(name_or_path: str | Path) -> ClusterSpec:
     name = shipped_name(name_or_path)
     if name is None:
         path = Path(name_or_path)
-        if path.suffix in (".yaml", ".yml") or path.exists():
+        if path.suffix in (".yaml", ".yml") or path_given(path):
             return parse_spec(read_yaml_file(path), str(path))
-        raise UnknownNameError("cluster spec", str(name_or_path), shipped_specs())
+        from dlsched.cluster.shipped import cluster_names, plugin_spec_file
+
+        plugin = plugin_spec_file(str(name_or_path))
+        if plugin is None:
+            raise UnknownNameError("cluster spec", str(name_or_path), cluster_names())
+        return parse_spec(plugin.read_text(), f"{name_or_path} ({plugin})")
     text = (resources.files("dlsched.cluster") / "specs" / f"{name}.yaml").read_text()
     return parse_spec(text, f"{name}.yaml")

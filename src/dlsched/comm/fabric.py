@@ -81,13 +81,13 @@ def _double_sided(cluster: Cluster):
 def _lingjun(cluster: Cluster):
     """One node group per ToR (ASW), named after it and as large as it: the group's nodes are that
     ToR's hosts in ``topo.csv`` order."""
-    from dlsched.experiments.shared import shared_dir
     from dlsched.network.lingjun import read_lingjun
+    from dlsched.shared_data import shared_dir, where_to_set
 
     path = shared_dir() / LINGJUN_TOPO
     if not path.exists():
         raise InputError(f"cluster '{cluster.name}' uses the Lingjun topology, but {path} is missing "
-                         "(set DLSCHED_SHARED to the shared data folder)")
+                         f"({where_to_set()})")
     group = _one_group(cluster)
     graph = read_lingjun(path, nic_gbps=group.nic_gbps / group.nics, nics_per_host=group.nics,
                          gpus_per_host=group.gpus_per_node, oversubscription=cluster.network.oversubscription,

@@ -1,44 +1,84 @@
-"""Communication policies by name (``--comm``), with one line each for ``dlsched policies``."""
+"""Communication policies by name (``--comm``): the ``communication policy`` ``Registry``.
+
+A built-in or plugin is a factory (a class or a function) whose ``options`` (``PolicyOption``s,
+keywords of the factory) say which run settings it takes: ``levels`` and ``reserved`` (the
+fabric's strict-priority levels, ``--comm-levels`` / ``--comm-reserved``) and ``seed``.  Plugins
+come from the ``dlsched.comm_policies`` entry-point group or a ``file.py:Factory`` /
+``module:Factory`` reference (``dlsched.registry``).
+"""
 
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 from dlsched.comm.base import CommPolicy, usable_levels
-from dlsched.comm.cassini import Cassini
-from dlsched.comm.crux import crux_full, crux_ps, crux_ps_pa
-from dlsched.comm.ecmp import Ecmp
-from dlsched.comm.sincronia import Sincronia
-from dlsched.comm.taccl import Taccl
-from dlsched.comm.varys import Varys
+from dlsched.policies.options import PolicyOption
+from dlsched.registry import Registry
 
-_LEVELLED: dict[str, tuple[Callable[..., CommPolicy], str]] = {
-    "crux": (crux_full, "CRUX (SIGCOMM '24): path selection, priorities P=kI, DAG compression to K levels"),
-    "crux-ps": (crux_ps, "CRUX ablation: path selection only"),
-    "crux-ps-pa": (crux_ps_pa, "CRUX ablation: path selection and priority assignment, no DAG compression"),
-    "sincronia": (Sincronia, "Sincronia (SIGCOMM '18): BSSI order, exponential level classes"),
-    "varys": (Varys, "Varys (SIGCOMM '14): smallest effective bottleneck first, equal level blocks"),
-    "cassini": (Cassini, "CASSINI (NSDI '24): compatible jobs staggered onto distinct levels"),
-}
-_PLAIN: dict[str, tuple[Callable[..., CommPolicy], str]] = {
-    "ecmp": (Ecmp, "ECMP hashing, no priorities (the default fabric)"),
-    "taccl": (Taccl, "TACCL* (NSDI '23, as CRUX extends it): least-congested paths, longest first"),
+_LEVELS = PolicyOption("levels", int, 8, "strict-priority levels of the fabric (--comm-levels)", minimum=1)
+_RESERVED = PolicyOption("reserved", int, 2, "levels kept for other traffic (--comm-reserved)", minimum=0)
+_SEED = PolicyOption("seed", int, 0, "seed of the policy's own random choices (the run's --seed)", minimum=0)
+
+# name -> (factory, summary, options); the factories' modules are imported on first use
+_BUILTINS: dict[str, tuple[str, str, tuple[PolicyOption, ...]]] = {
+    "crux": ("dlsched.comm.crux:crux_full",
+             "CRUX (SIGCOMM '24): path selection, priorities P=kI, DAG compression to K levels",
+             (_LEVELS, _RESERVED, _SEED)),
+    "crux-ps": ("dlsched.comm.crux:crux_ps", "CRUX ablation: path selection only", (_LEVELS, _RESERVED, _SEED)),
+    "crux-ps-pa": ("dlsched.comm.crux:crux_ps_pa",
+                   "CRUX ablation: path selection and priority assignment, no DAG compression",
+                   (_LEVELS, _RESERVED, _SEED)),
+    "sincronia": ("dlsched.comm.sincronia:Sincronia",
+                  "Sincronia (SIGCOMM '18): BSSI order, exponential level classes", (_LEVELS, _RESERVED)),
+    "varys": ("dlsched.comm.varys:Varys",
+              "Varys (SIGCOMM '14): smallest effective bottleneck first, equal level blocks", (_LEVELS, _RESERVED)),
+    "cassini": ("dlsched.comm.cassini:Cassini",
+                "CASSINI (NSDI '24): compatible jobs staggered onto distinct levels", (_LEVELS, _RESERVED)),
+    "ecmp": ("dlsched.comm.ecmp:Ecmp", "ECMP hashing, no priorities (the default fabric)", ()),
+    "taccl": ("dlsched.comm.taccl:Taccl",
+              "TACCL* (NSDI '23, as CRUX extends it): least-congested paths, longest first", ()),
 }
 
-COMM_POLICIES = sorted([*_LEVELLED, *_PLAIN])
+
+def _check(obj) -> str | None:
+    if inspect.isclass(obj) and not callable(getattr(obj, "assign", None)):
+        return "it has no assign(view) method (see dlsched.comm.base.CommPolicy)"
+    return None if callable(obj) else f"{obj!r} cannot be called to build a policy"
+
+
+def _factories(module) -> list[str]:
+    return sorted(n for n, o in vars(module).items()
+                  if inspect.isclass(o) and o.__module__ == module.__name__ and callable(getattr(o, "assign", None)))
+
+
+COMM: Registry[Callable[..., CommPolicy]] = Registry("communication policy", "dlsched.comm_policies", "--comm",
+                                                    check=_check, pick=_factories)
+for _name, (_target, _summary, _) in _BUILTINS.items():
+    COMM.add(_name, _target, _summary)
+
+COMM_POLICIES = sorted(_BUILTINS)  # the built-ins; ``COMM.names()`` adds installed plugins
+
+
+def comm_options(name: str) -> tuple[PolicyOption, ...]:
+    """The run settings a communication policy takes (``dlsched policies`` prints them)."""
+    if name in _BUILTINS:
+        return _BUILTINS[name][2]
+    return tuple(getattr(COMM.get(name), "options", ()))
 
 
 def describe(name: str) -> str:
-    return {**_LEVELLED, **_PLAIN}[name][1]
+    if name in _BUILTINS:
+        return _BUILTINS[name][1]
+    factory = COMM.get(name)
+    return getattr(factory, "summary", "") or (inspect.getdoc(factory) or "").split("\n")[0]
 
 
 def make_comm_policy(name: str, levels: int = 8, reserved: int = 2, seed: int = 0) -> CommPolicy:
-    if name in _PLAIN:
-        return _PLAIN[name][0]()
-    if name not in _LEVELLED:
-        raise ValueError(f"unknown communication policy {name!r}; known: {', '.join(COMM_POLICIES)}")
-    usable_levels(levels, reserved)  # refuse a fabric with no level left before the run starts
-    factory = _LEVELLED[name][0]
-    if name.startswith("crux"):
-        return factory(levels=levels, reserved=reserved, seed=seed)
-    return factory(levels=levels, reserved=reserved)
+    """Build a communication policy, giving it the settings its ``options`` declare."""
+    factory = COMM.get(name)
+    declared = {o.name for o in comm_options(name)}
+    if "levels" in declared:
+        usable_levels(levels, reserved)  # refuse a fabric with no level left before the run starts
+    given = {"levels": levels, "reserved": reserved, "seed": seed}
+    return factory(**{k: v for k, v in given.items() if k in declared})

@@ -1,4 +1,8 @@
-"""Argument groups and loaders shared by the simulation commands."""
+"""Argument groups shared by the simulation commands, and the run specification they describe.
+
+The flags are parsed here; what they mean is ``dlsched.run``'s: ``spec_from_args`` turns them
+into a ``RunSpec``, from which the commands build every run.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +13,12 @@ from typing import TYPE_CHECKING
 from dlsched import defaults as D
 from dlsched.commands._argtypes import (non_negative_float, non_negative_int, positive_float,
                                         positive_int)
-from dlsched.commands._jobs import DEFAULT_DAYS, DEFAULT_JOBS
 from dlsched.perf.default import PERF_MODELS
 
-if TYPE_CHECKING:  # the engine, cluster and perf models load on use: start-up stays cheap
-    from dlsched.cluster.topology import Cluster
-    from dlsched.sim.engine import SimConfig
+DEFAULT_CLUSTER, DEFAULT_JOBS, DEFAULT_DAYS, PLACEMENTS = D.CLUSTER, D.JOBS, D.DAYS, D.PLACEMENTS
 
-DEFAULT_CLUSTER = "crius-sim"
+if TYPE_CHECKING:
+    from dlsched.run.spec import RunSpec
 
 
 def add_input_args(p: argparse.ArgumentParser) -> None:
@@ -40,9 +42,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                         "the benchmark trace's arrival rate)")
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="random seed, 0 or more (synthetic trace and policies)")
-    p.add_argument("--perf", default="adaptive", choices=list(PERF_MODELS),
-                   help="performance model pricing allocations: adaptive (large models at their best "
-                        "3D-parallel plan, others by placement; default), placement, simple")
+    p.add_argument("--perf", default="adaptive", type=perf_name, metavar="NAME",
+                   help=f"performance model pricing allocations: {', '.join(PERF_MODELS)}, an installed "
+                        "plugin or file.py:factory (adaptive: large models at their best 3D-parallel plan, "
+                        "others by placement; default)")
     p.add_argument("--tier-profile", default=None, metavar="NAME|CSV",
                    help="per-model communication overhead at the machine/rack/network tier, as a "
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
@@ -56,7 +59,7 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                         "those speeds under every policy; --perf prices only what the table lacks, "
                         "counted in summary.json under params.replay (docs/replay.md)")
     add_comm_args(p)
-    p.add_argument("--placement", default="packed", choices=["packed", "first-free"],
+    p.add_argument("--placement", default="packed", choices=list(PLACEMENTS),
                    help="packed: job policies place jobs on the fewest nodes and racks (default); "
                         "first-free: the first free GPUs in node order, as a topology-oblivious cluster "
                         "scheduler fragments a cluster (CRUX section 2; cluster/oblivious.py)")
@@ -67,12 +70,29 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     add_engine_args(p)
 
 
+def perf_name(text: str) -> str:
+    """argparse type for ``--perf``: a built-in model, an installed plugin or a reference."""
+    if text in PERF_MODELS:
+        return text
+    from dlsched.errors import InputError
+    from dlsched.perf.default import PERF
+
+    try:
+        PERF.get(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(e.reason) from None
+    return text
+
+
 def comm_name(text: str) -> str:
     """argparse type for ``--comm``: runs only when the flag is given, so start-up imports no policy."""
-    from dlsched.comm.registry import COMM_POLICIES
+    from dlsched.comm.registry import COMM
+    from dlsched.errors import InputError
 
-    if text not in COMM_POLICIES:
-        raise argparse.ArgumentTypeError(f"unknown communication policy {text!r}; known: {', '.join(COMM_POLICIES)}")
+    try:  # a built-in, an installed plugin, or a file.py:Factory / module:Factory reference
+        COMM.get(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(e.reason) from None
     return text
 
 
@@ -112,77 +132,61 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
                         "(default: checkpoint at preemption)")
 
 
-def load_cluster(name: str, placement: str = "packed") -> Cluster:
-    from dlsched.cluster.topology import Cluster
-
-    cluster = Cluster.load(name)
-    if placement != "packed":
-        from dlsched.cluster.oblivious import set_placement
-
-        set_placement(cluster, placement)
-    return cluster
-
-
-def sim_config(args) -> SimConfig:
-    from dlsched.sim.engine import SimConfig
-
-    return SimConfig(seed=args.seed, debug=args.debug, max_time=args.max_time,
-                     checkpoint_interval_s=args.checkpoint_interval, start_overhead_s=args.start_overhead,
-                     restore_base_s=args.restore_base, restore_s_per_gb=args.restore_per_gb)
-
-
 def policy_options(option_pairs: list[str], names: list[str]) -> dict[str, dict]:
-    """Typed ``--option`` values per policy name (InputError on an unknown key or a bad value)."""
-    from dlsched.policies.options import assign_options, split_pairs
-    from dlsched.policies.registry import policy_options as declared
+    """Typed ``--option`` values per policy name (``dlsched.run.options``; loaded on use)."""
+    from dlsched.run.options import policy_options as typed
 
-    return assign_options(split_pairs(option_pairs), {n: declared(n) for n in names})
+    return typed(option_pairs, names)
 
 
-def contention_model(args, cluster: Cluster):
-    """A fresh flow-contention model for one run (``--network flow``), or None."""
-    comm = getattr(args, "comm", None)
-    if getattr(args, "network", "off") != "flow" and comm is None and not getattr(args, "charge_self_collisions", False):
+def spec_from_args(args, policy: str | None = None, options: dict | None = None) -> RunSpec:
+    """The run the simulation flags describe (``policy`` and its typed ``options``: one of
+    ``compare``'s policies; default ``--policy`` and the ``--option``s given for it)."""
+    from dlsched.run.spec import (ClusterSpec, EngineSpec, NetworkSpec, PerfSpec, PolicySpec, RunSpec,
+                                  WorkloadSpec)
+
+    if policy is None:
+        policy = args.policy
+        options = policy_options(args.option, [policy])[policy]
+    return RunSpec(
+        workload=WorkloadSpec(trace=args.trace, format=args.format, jobs=args.jobs, days=args.days,
+                              skip_bad_rows=args.skip_bad_rows, fit_requests=args.fit_requests),
+        cluster=ClusterSpec(args.cluster, args.placement),
+        policy=PolicySpec(policy, dict(options or {})),
+        perf=PerfSpec(args.perf, args.tier_profile, args.throughputs),
+        network=NetworkSpec(args.network, args.comm, args.comm_levels, args.comm_reserved,
+                            args.charge_self_collisions),
+        engine=EngineSpec(args.start_overhead, args.restore_base, args.restore_per_gb, args.checkpoint_interval,
+                          args.max_time, args.debug),
+        seed=args.seed)
+
+
+def add_output_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out-format", default="csv", choices=["csv", "parquet"],
+                   help="jobs and series tables as CSV (default) or Parquet (needs pyarrow); `dlsched report` "
+                        "and dlsched.load_results read both")
+
+
+_IGNORED_WITH_SPEC = ("quiet", "synthetic")  # neither changes a run's results
+
+
+def spec_given(args) -> RunSpec | None:
+    """The spec ``--spec`` names, or None; a flag that shapes the run given beside it is an error
+    rather than silently overridden."""
+    if not getattr(args, "spec", None):
         return None
-    from dlsched.comm.fabric import contention_for
-
-    # CRUX's double-sided and Lingjun graphs included
-    flow = contention_for(cluster, seed=args.seed,
-                          charge_self_collisions=getattr(args, "charge_self_collisions", False))
-    if comm is None:
-        return flow
-    from dlsched.comm import ScheduledContention, make_comm_policy
-
     from dlsched.errors import InputError
+    from dlsched.run.params import read_spec
 
-    try:
-        policy = make_comm_policy(comm, args.comm_levels, args.comm_reserved, args.seed)
-    except ValueError as e:
-        raise InputError(f"--comm {comm} --comm-levels {args.comm_levels} --comm-reserved "
-                         f"{args.comm_reserved}: {e}") from None
-    return ScheduledContention(flow, policy)
-
-
-def write_links(out_dir, rows) -> None:
-    """``links.csv`` (time, link, utilisation) beside a run's results, when the run has one."""
-    if not rows:
-        return
-    import csv
-    from pathlib import Path
-
-    with open(Path(out_dir) / "links.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["time", "link", "utilisation"])
-        for t, link, u in rows:
-            w.writerow([repr(round(t, 6)), link, repr(round(u, 6))])
-
-
-def perf_model(args, cluster: Cluster):
-    from dlsched.perf.default import default_perf_model
-    from dlsched.perf.measured.replay import with_throughputs
-
-    base = default_perf_model(cluster, args.perf, tier_profile=getattr(args, "tier_profile", None))
-    return with_throughputs(base, getattr(args, "throughputs", None))
+    probe = argparse.ArgumentParser(add_help=False)
+    add_input_args(probe)
+    probe.add_argument("--policy", default="fcfs")
+    defaults = vars(probe.parse_args([]))
+    given = [k for k, v in defaults.items() if k not in _IGNORED_WITH_SPEC and getattr(args, k, v) != v]
+    if given:
+        flags = ", ".join("--" + k.replace("_", "-") for k in given)
+        raise InputError(f"--spec describes the whole run; drop {flags} (or drop --spec)", field="--spec")
+    return read_spec(args.spec)
 
 
 def progress_bar(quiet: bool, label: str):

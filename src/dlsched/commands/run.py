@@ -29,6 +29,21 @@ def results_table(runs, results) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _expanding():
+    """A callback printing how far a sweep's expansion has got: at once, then once a second."""
+    import sys
+    import time
+
+    last = [-1.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done == 0 or now - last[0] >= 1.0:
+            last[0] = now
+            print(f"expanding the sweep: {done:,} of {total:,} runs' settings checked", file=sys.stderr, flush=True)
+    return show
+
+
 def run(args) -> int:
     import csv
     import os
@@ -41,7 +56,7 @@ def run(args) -> int:
     from dlsched.report.provenance import write_provenance
     from dlsched.report.tables import print_table
 
-    exp, runs = load_experiment(args.experiment)
+    exp, runs = load_experiment(args.experiment, None if args.quiet else _expanding())
     out = Path(args.out or f"runs/{exp.name}")
     where = (f"Ray cluster at {args.address}" if args.address else "a new local Ray cluster" if args.ray
              else f"{min(args.workers or os.cpu_count() or 1, len(runs))} worker process(es)")

@@ -18,6 +18,9 @@ def add_parser(sub) -> None:
     p.add_argument("--emulate", default="3x2:A40",
                    help="without --address: emulated nodes, NODESxGPUS[:TYPE][@RACK],... (default 3x2:A40)")
     add_state_arg(p)
+    p.add_argument("--allow-scripts", action="append", default=[], metavar="DIR",
+                   help="a folder job scripts may be in besides each job file's own (repeatable; also "
+                        "DLSCHED_SCRIPT_DIRS); any other script path is refused")
     p.add_argument("--submit", action="append", default=[], metavar="JOB_YAML",
                    help="submit these job files first (repeatable)")
     p.add_argument("--out", default=None, help="write jobs.csv / series.csv / summary.json here "
@@ -37,6 +40,10 @@ def add_parser(sub) -> None:
     p.add_argument("--restart-backoff", type=float, default=2.0, metavar="SECONDS",
                    help="wait before a failed job's n-th restart in a row: this x 2^(n-1), at most 60 s "
                         "(default 2)")
+    p.add_argument("--stall-timeout", type=float, default=None, metavar="SECONDS",
+                   help="a running job that counts no iteration for this long is stalled: its GPUs are "
+                        "freed and it is retried within --max-restarts (default: 20x its measured "
+                        "iteration time, at least 60 s)")
     p.add_argument("--slice-quantum", type=float, default=None, metavar="SECONDS",
                    help="time-sliced jobs take turns on their GPUs by this quantum, each switch a real "
                         "suspend and resume (default: half the policy's quantum_s, else 60)")
@@ -73,7 +80,8 @@ def _check_numbers(args) -> None:
 
     for flag, value, low in (("--max-time", args.max_time, 0.0), ("--tick", args.tick, 0.0),
                              ("--restart-backoff", args.restart_backoff, -1e-12),
-                             ("--slice-quantum", args.slice_quantum, 0.0)):
+                             ("--slice-quantum", args.slice_quantum, 0.0),
+                             ("--stall-timeout", args.stall_timeout, 0.0)):
         if value is not None and not value > low:  # also catches nan
             raise InputError(f"must be {'positive' if low == 0 else 'zero or more'}, got {value}", field=flag)
     if not 0 <= args.status_port <= 65535:
@@ -89,11 +97,11 @@ def run(args) -> int:
     from dlsched.live.jobfile import load_jobs
     from dlsched.live.raycluster import EmulatedCluster, parse_emulation
     from dlsched.live.service import LiveService, ServiceConfig, connect
-    from dlsched.policies.registry import make_policy
+    from dlsched.run.build import build_policy
+    from dlsched.run.options import policy_options
+    from dlsched.run.spec import PolicySpec
 
-    from dlsched.commands._common import policy_options
-
-    policy = make_policy(args.policy, **policy_options(args.option, [args.policy])[args.policy])
+    policy = build_policy(PolicySpec(args.policy, policy_options(args.option, [args.policy])[args.policy]))
     _check_numbers(args)
     if args.comm:  # a bad level count fails here, before Ray starts
         from dlsched.comm import make_comm_policy
@@ -106,7 +114,7 @@ def run(args) -> int:
     import ray  # without the live extra, fail here: before any state is written
 
     # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
-    jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state))]
+    jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state), args.allow_scripts)]
     emulators = parse_emulation(args.emulate) if args.address is None else None
     again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in _known_jobs(args.state))
     if again:  # before Ray starts, not after
@@ -130,6 +138,7 @@ def run(args) -> int:
                             max_time_s=args.max_time, namespace=args.namespace,
                             stop_workers_on_exit=not args.keep_workers, max_restarts=args.max_restarts,
                             restart_backoff_s=args.restart_backoff, slice_quantum_s=args.slice_quantum,
+                            stall_timeout_s=args.stall_timeout,
                             comm=args.comm, comm_levels=args.comm_levels, comm_reserved=args.comm_reserved)
         service = LiveService(store, policy, cfg)
         import signal
@@ -140,7 +149,7 @@ def run(args) -> int:
         try:
             if jobs:  # after the workers are up, so arrival times do not include Ray's start-up
                 # again, against the cluster now known: a job that could never run here is refused
-                jobs = [j for path in args.submit for j in load_jobs(path, service.capacity)]
+                jobs = [j for path in args.submit for j in load_jobs(path, service.capacity, args.allow_scripts)]
                 store.submit(jobs, source=", ".join(args.submit))
         except BaseException:
             service.close()

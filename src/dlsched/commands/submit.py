@@ -11,6 +11,9 @@ def add_parser(sub) -> None:
                                    "`dlsched serve` picks them up. Once a service has started on the "
                                    "state, a job that could never run on its cluster is refused here.")
     p.add_argument("files", nargs="+", help="job YAML files (one job, or a 'jobs:' list)")
+    p.add_argument("--allow-scripts", action="append", default=[], metavar="DIR",
+                   help="a folder job scripts may be in besides each job file's own (repeatable; also "
+                        "DLSCHED_SCRIPT_DIRS); any other script path is refused")
     add_state_arg(p)
     p.set_defaults(func=run)
 
@@ -21,7 +24,7 @@ def run(args) -> int:
 
     capacity = known_capacity(args.state)
     # validate everything before adding anything (or creating a state directory)
-    jobs = [j for f in args.files for j in load_jobs(f, capacity)]
+    jobs = [j for f in args.files for j in load_jobs(f, capacity, args.allow_scripts)]
     store = open_store(args.state)
     store.submit(jobs, source=", ".join(args.files))
     for j in jobs:

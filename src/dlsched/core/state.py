@@ -58,7 +58,7 @@ def gpu_share(alloc: Allocation, holders: dict[int, set[str]]) -> float:
 class ExecutionCore:
     def __init__(self, cluster: Cluster, policy: JobPolicy, perf: PerfModel, costs: EngineCosts | None = None, *,
                  contention: Contention | None = None, record_events: bool = True, fluid: bool = True,
-                 error: Callable[[str], Exception] = InvariantError):
+                 error: Callable[[str], Exception] = InvariantError, placement: str = "packed"):
         self.cluster = cluster
         self.policy = policy
         self.perf = perf
@@ -66,7 +66,7 @@ class ExecutionCore:
         self.contention = contention
         self.fluid = fluid
         self._error = error  # the exception type the engine reports policy mistakes with
-        self.free = FreeMap(cluster)
+        self.free = FreeMap(cluster, first_free=placement == "first-free")
         self.jobs: dict[str, JobState] = {}  # active jobs
         # pending + suspended, in submit order once sorted.  An OrderedDict because jobs leave from
         # the front: a plain dict keeps their dead slots until it resizes, so reaching the head of a

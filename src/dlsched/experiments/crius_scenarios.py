@@ -19,24 +19,42 @@ about 7x tighter than our perf model's iteration times allow (median slack
 0.14x the job's run time at the optimum on its request), so unscaled nearly every job is
 infeasible and Crius-DDL drops them all.
 
-The trace lives in shared data (``shared_dir()``); callers skip when it is absent.
+The traces live in the reference data folder (``dlsched.shared_data``: ``--data DIR``, or
+../shared from the working directory), looked up when first used so ``--data`` applies;
+callers skip when they are absent.  The authors' measured iteration times are a small table
+shipped in the package (``dlsched/experiments/data``).
 """
 
 from __future__ import annotations
 
 import csv
+from importlib import resources
 from pathlib import Path
 
 from dlsched.cluster.topology import Cluster
-from dlsched.experiments.shared import shared_dir
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.crius.common import fit_requests
 from dlsched.workload.job import JobSpec
 
-ARENA = shared_dir() / "anchors" / "traces" / "arena-philly.csv"
-HELIOS = shared_dir() / "anchors" / "traces" / "arena-helios.csv"  # held out: the authors' Helios-derived trace
-PHILLY_VALIDATION = shared_dir() / "traces" / "philly" / "philly_jobs_subset_validation.json"  # held out
-MEASURED = Path(__file__).resolve().parents[3] / "experiments" / "crius" / "data" / "arena_revision_iter_times.csv"
+# paths under the data folder: ARENA, HELIOS (held out: the authors' Helios-derived trace) and
+# PHILLY_VALIDATION (held out) are module attributes resolved on each use (``__getattr__``)
+_SHARED = {"ARENA": ("anchors", "traces", "arena-philly.csv"),
+           "HELIOS": ("anchors", "traces", "arena-helios.csv"),
+           "PHILLY_VALIDATION": ("traces", "philly", "philly_jobs_subset_validation.json")}
+MEASURED = resources.files("dlsched.experiments") / "data" / "arena_revision_iter_times.csv"
+
+
+def shared_path(name: str) -> Path:
+    """``ARENA``, ``HELIOS`` or ``PHILLY_VALIDATION`` in the data folder as it is set now."""
+    from dlsched.shared_data import shared_dir
+
+    return shared_dir().joinpath(*_SHARED[name])
+
+
+def __getattr__(name: str) -> Path:
+    if name in _SHARED:
+        return shared_path(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _TESTBED_TYPE = {"a100": "A40", "a40": "A40", "v100": "A10", "a10": "A10"}
 
@@ -53,11 +71,12 @@ def _testbed_type(name: str | None) -> str | None:
 
 
 def arena_available() -> bool:
-    return ARENA.exists()
+    return shared_path("ARENA").exists()
 
 
-def read_arena(path: Path = ARENA) -> list[JobSpec]:
-    """The arena trace as JobSpecs (the project's trace reader, when present, is preferred)."""
+def read_arena(path: Path | None = None) -> list[JobSpec]:
+    """The arena trace (default ``ARENA``) as JobSpecs (the project's trace reader, when present, is preferred)."""
+    path = shared_path("ARENA") if path is None else path
     try:  # the project's reader (dlsched.workload.readers.arena)
         from dlsched.workload.readers.arena import read_arena as _reader
     except ImportError:
@@ -116,7 +135,7 @@ def sim(compress: float = 4.0, ddl_scale: float = 1.0):
 def helios(compress: float = 1.0, ddl_scale: float = 1.0):
     """Held-out check: the authors' Helios-derived trace on the simulated cluster, arrivals / ``compress``."""
     cluster = Cluster.load("crius-sim")
-    jobs = _rescale(read_arena(HELIOS), factor=1.0 / compress, ddl_scale=ddl_scale)
+    jobs = _rescale(read_arena(shared_path("HELIOS")), factor=1.0 / compress, ddl_scale=ddl_scale)
     kept, removed = fit_requests(jobs, cluster, shared_estimator(cluster))
     return cluster, kept, removed
 
@@ -128,31 +147,29 @@ def philly_validation(compress: float = 8.0):
     (``model_for_gpus``) and turns each job's duration into iterations on its request, as
     ``dlsched simulate`` does; requests that cannot hold their model are grown the same way.
     """
-    from types import SimpleNamespace
-
-    from dlsched.commands._jobs import load_jobs
     from dlsched.perf.parallel.adaptive import shared_adaptive_model
+    from dlsched.run.jobs import load_jobs
+    from dlsched.run.spec import WorkloadSpec
 
+    validation = shared_path("PHILLY_VALIDATION")
     cluster = Cluster.load("crius-sim")
-    ns = SimpleNamespace(trace=str(PHILLY_VALIDATION), format=None, skip_bad_rows=True, jobs=None, days=None,
-                         seed=0, fit_requests=True)
     perf = shared_adaptive_model(cluster)
-    jobs, _ = load_jobs(ns, cluster, perf)
+    jobs, _ = load_jobs(WorkloadSpec(trace=str(validation), skip_bad_rows=True, fit_requests=True), 0, cluster, perf)
     # durations become iterations once, on the analytic model, so every setting runs the same work
     jobs = [j if j.total_iterations else j.with_(total_iterations=max(1, round(j.duration_s / perf.reference_time(j))),
                                                  duration_s=None) for j in jobs]
     jobs = _rescale(sorted(jobs, key=lambda j: (j.submit_time, j.job_id)), factor=1.0 / compress)
     import json
 
-    rows = len(json.loads(PHILLY_VALIDATION.read_text()))
+    rows = len(json.loads(validation.read_text()))
     return cluster, jobs, [None] * (rows - len(jobs))  # rows the reader skipped or that fit nowhere
 
 
-def measured_rows(path: Path = MEASURED) -> list[tuple]:
+def measured_rows(path=MEASURED) -> list[tuple]:
     """The Crius authors' measured Alpa iteration times (model, params, batch, gpu, n_gpus, iter_s)."""
-    if not path.exists():
+    if not path.is_file():
         return []
-    with open(path, newline="") as f:
+    with path.open(newline="") as f:
         rows = list(csv.DictReader(ln for ln in f if not ln.startswith("#")))
     return [(r["model"], r["params"], int(r["batch"]), r["gpu"], int(r["hosts"]) * int(r["gpus_per_host"]),
              float(r["iter_s"])) for r in rows]

@@ -184,11 +184,13 @@ def run_metrics(d: Path) -> dict[str, float]:
 def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos", gpus: int = 2768,
                max_gpus: int | None = None,
                policies=None, comms=None, progress=None, host_batch: bool = True,
-               resume: bool = False, placement: str = "packed", extra: tuple[str, ...] = ()) -> dict[tuple[str, str], dict]:
+               resume: bool = False, placement: str = "packed",
+               charge_self_collisions: bool = False) -> dict[tuple[str, str], dict]:
     """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run (``resume``:
-    keep a finished run's results; the trace is seeded, so it is the same file; ``placement``:
-    ``simulate --placement``; ``extra``: more ``simulate`` arguments)."""
-    from dlsched.cli import main
+    keep a finished run's results; the trace is seeded, so it is the same file; ``placement`` and
+    ``charge_self_collisions``: as the ``simulate`` flags)."""
+    from dlsched.run.execute import execute
+    from dlsched.run.spec import ClusterSpec, NetworkSpec, PolicySpec, RunSpec, WorkloadSpec
 
     trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch,
                         max_gpus=max_gpus)
@@ -197,10 +199,10 @@ def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos"
     for i, (p, c) in enumerate(runs):
         d = out_dir / f"{p}-{c}"
         done = resume and (d / "timing.json").exists()
-        rc = 0 if done else main(["simulate", "--cluster", cluster, "--trace", str(trace), "--policy", p, "--comm", c,
-                   "--out", str(d), "--quiet", "--fit-requests", "--placement", placement, *extra])
-        if rc:
-            raise RuntimeError(f"simulate {p} {c} on {cluster} failed ({rc})")
+        if not done:
+            execute(RunSpec(workload=WorkloadSpec(trace=str(trace), fit_requests=True),
+                            cluster=ClusterSpec(str(cluster), placement), policy=PolicySpec(p),
+                            network=NetworkSpec(comm=c, charge_self_collisions=charge_self_collisions)), d)
         res[(p, c)] = run_metrics(d)
         if progress:
             progress(i + 1, len(runs), f"trace {cluster}: {p} x {c}")

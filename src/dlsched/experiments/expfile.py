@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlsched.errors import InputError
-from dlsched.perf.default import PERF_MODELS
+from dlsched.perf.default import PERF
 from dlsched.yamlinput import line_of, load_yaml, read_yaml_file, validate
 
 
@@ -96,8 +97,8 @@ class ExperimentFile(_Strict):
     @field_validator("perf")
     @classmethod
     def _perf(cls, v):
-        if v not in PERF_MODELS:
-            raise ValueError(f"unknown perf model '{v}'; known: {', '.join(PERF_MODELS)}")
+        if v not in PERF:  # a built-in, an installed plugin or a file.py:factory reference
+            raise ValueError(f"unknown perf model '{v}'; known: {', '.join(PERF.names())}")
         return v
 
     @field_validator("sweep")
@@ -172,8 +173,12 @@ def _resolve_paths(doc: dict, base: Path) -> dict:
     return doc
 
 
-def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
-    """Read and validate an experiment file; returns it and its runs in a fixed order."""
+def load_experiment(path, progress: Callable[[int, int], None] | None = None) -> tuple[ExperimentFile, list[Run]]:
+    """Read and validate an experiment file; returns it and its runs in a fixed order.
+
+    ``progress(done, total)`` is called as the sweep's points are expanded and checked (a
+    million-point sweep takes a while before its first run), first with ``done = 0``.
+    """
     path = Path(path)
     source = str(path)
     root, data = load_yaml(read_yaml_file(path), source, "an experiment file must be a mapping "
@@ -181,13 +186,19 @@ def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
     exp = validate(ExperimentFile, data, root, source)
     data = _resolve_paths(data, path.parent)
     # every policy as {name, options}, so sweep paths like policies.1.options.depth always lead somewhere
-    data["policies"] = [{"name": p.name, "options": dict(p.options)} for p in exp.policy_entries()]
+    data["policies"] = [{"name": _plugin_path(p.name, path.parent), "options": dict(p.options)}
+                        for p in exp.policy_entries()]
     keys = list(exp.sweep)
     runs: list[Run] = []
     checked: set[str] = set()
+    total = math.prod(len(exp.sweep[k]) for k in keys) * len(exp.seeds)
+    done = 0
     for combo in itertools.product(*(exp.sweep[k] for k in keys)):
         values = tuple(zip(keys, combo))
         for seed in exp.seeds:
+            if progress is not None:
+                progress(done, total)
+            done += 1
             point = copy.deepcopy(data)
             point.pop("sweep", None)
             point["seeds"] = [seed]
@@ -198,12 +209,31 @@ def load_experiment(path) -> tuple[ExperimentFile, list[Run]]:
                     raise InputError(f"sweep path '{k}' does not lead into the experiment document",
                                      file=source, line=line_of(root, ("sweep", k)), field=f"sweep.{k}") from None
             resolved = _validate_point(point, root, source, values)
+            _check_size(resolved, root, source, values)
             _check_cluster(resolved.cluster, root, source, values, checked)
             for i, entry in enumerate(point["policies"]):
                 _check_policy(i, entry, root, source, checked)
                 one = {**point, "policies": [entry]}
-                runs.append(Run(_point_name(values, seed), values, seed, entry["name"], one))
+                runs.append(Run(_point_name(values, seed), values, seed, _label(entry["name"]), one))
     return exp, runs
+
+
+def _plugin_path(name: str, base: Path) -> str:
+    """A ``file.py:Class`` policy reference relative to the experiment file, made absolute (as cluster
+    paths are), so the file runs from any directory; names and module references pass unchanged."""
+    from dlsched.registry import is_reference
+
+    file, sep, attr = name.rpartition(":") if not name.endswith(".py") else (name, "", "")
+    if not is_reference(name) or not file.endswith(".py") or Path(file).is_absolute():
+        return name
+    return f"{(base / file).resolve()}{sep}{attr}"
+
+
+def _label(name: str) -> str:
+    """A policy's short name for the run's directory and table row (a plugin file's class name)."""
+    from dlsched.policies.registry import policy_entry
+
+    return policy_entry(name).label
 
 
 def _validate_point(point: dict, root, source: str, values) -> ExperimentFile:
@@ -222,12 +252,27 @@ def _validate_point(point: dict, root, source: str, values) -> ExperimentFile:
                          line=line_of(root, where), field=f"sweep.{key}" if key else field) from None
 
 
+def _check_size(exp: ExperimentFile, root, source: str, values) -> None:
+    """A synthetic job count whose state would not fit in memory is refused at its line, before any run."""
+    from dlsched.memory import check_memory
+
+    synthetic = exp.workload.synthetic
+    if synthetic is None:
+        return
+    path = ("workload", "synthetic", "jobs")
+    key = next((k for k, _ in values if k == ".".join(path)), None)
+    where = ("sweep", key) if key else path
+    check_memory(synthetic.jobs, option=f"sweep.{key}" if key else ".".join(path), file=source,
+                 line=line_of(root, where))
+
+
 def _check_cluster(cluster, root, source: str, values, checked: set[str]) -> None:
     """The cluster (a name, a path or an inline spec, maybe swept) must load before any worker starts."""
     from pydantic import ValidationError
 
     from dlsched.errors import DlschedError
-    from dlsched.experiments.sweep import load_cluster
+    from dlsched.run.build import build_cluster
+    from dlsched.run.spec import ClusterSpec, RunSpec
 
     key = "cluster:" + repr(cluster)
     if key in checked:
@@ -236,7 +281,7 @@ def _check_cluster(cluster, root, source: str, values, checked: set[str]) -> Non
     swept = next((k for k, _ in values if k == "cluster" or k.startswith("cluster.")), None)
     where, field = (("sweep", swept), f"sweep.{swept}") if swept else (("cluster",), "cluster")
     try:
-        load_cluster(cluster)
+        build_cluster(RunSpec(cluster=ClusterSpec(cluster)))
     except ValidationError as e:
         err = e.errors()[0]
         raise InputError(f"cluster spec: {err['msg']} at {'.'.join(str(p) for p in err['loc'])}", file=source,

@@ -1,7 +1,9 @@
-"""The paper experiments ``dlsched reproduce`` knows, by name.
+"""The paper experiments ``dlsched reproduce`` knows, by name: the ``experiment`` ``Registry``.
 
 An experiment module registers an ``Experiment`` when imported; ``MODULES``
-lists the modules to import: one per paper (Crius, Gandiva, Dally, CRUX).
+lists the modules to import: one per paper (Crius, Gandiva, Dally, CRUX).  Other
+distributions add theirs through the ``dlsched.experiments`` entry-point group (an
+``Experiment`` object), or a ``file.py:EXPERIMENT`` reference names one.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dlsched.errors import UnknownNameError
+from dlsched.registry import Registry
 
 MODULES = ["dlsched.experiments.crius", "dlsched.experiments.dally", "dlsched.experiments.gandiva",
            "dlsched.experiments.crux"]
@@ -52,23 +54,24 @@ class Experiment:
     available: Callable[[], str | None]  # None when its data is present, else why not
 
 
-_EXPERIMENTS: dict[str, Experiment] = {}
+def _check(obj) -> str | None:
+    return None if isinstance(obj, Experiment) else f"{obj!r} is not a dlsched.experiments.registry.Experiment"
+
+
+EXPERIMENTS: Registry[Experiment] = Registry("experiment", "dlsched.experiments", "NAME", check=_check)
 
 
 def register(exp: Experiment) -> Experiment:
-    _EXPERIMENTS[exp.name] = exp
+    EXPERIMENTS.add(exp.name, exp)
     return exp
 
 
 def experiment_names() -> list[str]:
     for m in MODULES:
         importlib.import_module(m)
-    return sorted(_EXPERIMENTS)
+    return EXPERIMENTS.names()
 
 
 def get_experiment(name: str) -> Experiment:
     experiment_names()
-    try:
-        return _EXPERIMENTS[name]
-    except KeyError:
-        raise UnknownNameError("experiment", name, _EXPERIMENTS) from None
+    return EXPERIMENTS.get(name)

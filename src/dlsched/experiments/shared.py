@@ -1,15 +1,9 @@
-"""Where the shared data folder (traces the experiments read, never copied into the repo) lives."""
+"""The reference data folder's location, by the name experiment modules import it as.
 
-from __future__ import annotations
+It is found by ``dlsched.shared_data`` (``--data DIR``, ``$DLSCHED_DATA``, else ../shared or
+./shared from the working directory), never from where the package is installed.
+"""
 
-import os
-from pathlib import Path
+from dlsched.shared_data import shared_dir
 
-# src/dlsched/experiments/shared.py -> the repository root is three folders up; shared sits beside it
-_BESIDE_REPO = Path(__file__).resolve().parents[3].parent / "shared"
-
-
-def shared_dir() -> Path:
-    """``$DLSCHED_SHARED`` when set (an installed package has no repository beside it), else ../shared."""
-    env = os.environ.get("DLSCHED_SHARED")
-    return Path(env) if env else _BESIDE_REPO
+__all__ = ["shared_dir"]

@@ -10,48 +10,41 @@ the same through processes, Ray or a single process.
 from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from types import SimpleNamespace
 from typing import Callable
 
 from dlsched.experiments.expfile import ExperimentFile, Run
 
 
-def load_cluster(spec):
-    from dlsched.cluster.spec import ClusterSpec
-    from dlsched.cluster.topology import Cluster
-
-    return Cluster(ClusterSpec.model_validate(spec)) if isinstance(spec, dict) else Cluster.load(spec)
-
-
-def simulate_run(doc: dict) -> dict:
-    """Simulate one run (one policy, one seed): records, series, summary and parameters as data."""
-    from dlsched.commands import _common as c
-    from dlsched.commands._jobs import load_jobs
-    from dlsched.policies.registry import make_policy
-    from dlsched.sim.engine import Simulator
+def run_spec(doc: dict):
+    """The ``RunSpec`` of one run's resolved experiment document (one policy, one seed)."""
+    from dlsched.run.spec import ClusterSpec, EngineSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
 
     exp = ExperimentFile.model_validate(doc)
     entry = exp.policy_entries()[0]
     wl = exp.workload
-    ns = SimpleNamespace(trace=wl.trace, format=wl.format, skip_bad_rows=wl.skip_bad_rows,
-                         jobs=wl.jobs if wl.trace else wl.synthetic.jobs,
-                         days=None if wl.trace else wl.synthetic.days, seed=exp.seeds[0], perf=exp.perf,
-                         tier_profile=exp.tier_profile, debug=exp.sim.debug, max_time=exp.sim.max_time,
-                         checkpoint_interval=exp.sim.checkpoint_interval, fit_requests=wl.fit_requests,
-                         start_overhead=exp.sim.start_overhead, restore_base=exp.sim.restore_base,
-                         restore_per_gb=exp.sim.restore_per_gb)
-    cluster = load_cluster(exp.cluster)
-    perf = c.perf_model(ns, cluster)
-    jobs, info = load_jobs(ns, cluster, perf)
-    if wl.load != 1.0:  # a busier (or quieter) cluster: arrivals closer together, each job's slack kept
-        jobs = [j.with_(submit_time=j.submit_time / wl.load,
-                        deadline=None if j.deadline is None else j.submit_time / wl.load + (j.deadline - j.submit_time))
-                for j in jobs]
-        info["load"] = wl.load
-    policy = make_policy(entry.name, **entry.options)
-    res = Simulator(cluster, policy, jobs, perf=perf, config=c.sim_config(ns)).run()
+    return RunSpec(
+        workload=WorkloadSpec(trace=wl.trace, format=wl.format, skip_bad_rows=wl.skip_bad_rows,
+                              fit_requests=wl.fit_requests, jobs=wl.jobs if wl.trace else wl.synthetic.jobs,
+                              days=None if wl.trace else wl.synthetic.days, arrival_rate=wl.load),
+        cluster=ClusterSpec(exp.cluster),
+        policy=PolicySpec(entry.name, dict(entry.options)),
+        perf=PerfSpec(exp.perf, exp.tier_profile),
+        engine=EngineSpec(start_overhead=exp.sim.start_overhead, restore_base=exp.sim.restore_base,
+                          restore_per_gb=exp.sim.restore_per_gb, checkpoint_interval=exp.sim.checkpoint_interval,
+                          max_time=exp.sim.max_time, debug=exp.sim.debug),
+        seed=exp.seeds[0])
+
+
+def simulate_run(doc: dict) -> dict:
+    """Simulate one run (one policy, one seed): records, series, summary and parameters as data."""
+    from dlsched.run.build import build_simulator
+    from dlsched.run.params import run_params
+
+    spec = run_spec(doc)
+    sim, info = build_simulator(spec)
+    res = sim.run()
     return {"records": res.records, "series": res.series, "summary": res.summary,
-            "params": {**res.params, **info, "policy_options": entry.options}, "stats": res.stats}
+            "params": run_params(res.params, info, spec, spec.policy.options), "stats": res.stats}
 
 
 Progress = Callable[[int, int, str], None]

@@ -36,6 +36,7 @@ import torch
 import torch.distributed as dist
 
 from dlsched.live.checkpoints import CHECKPOINT_FILE, CHECKPOINT_META, read_checkpoint_meta  # noqa: F401
+from dlsched.live.private import private_dir, write_private
 
 
 class SegmentControl:
@@ -236,17 +237,17 @@ class TrainingAgent:
         """Write a checkpoint of the tracked objects at the current iteration (rank 0 writes)."""
         if self.ctx.rank != 0:
             return
-        folder = Path(self.ctx.checkpoint_dir)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(self.ctx.checkpoint_dir)  # weights are the owner's alone (0700 / 0600)
         state = {"iteration": self.iteration, "world_size": self.ctx.world_size,
                  "state": {n: _unwrap(o).state_dict() for n, o in self._tracked.items()}}
         # write-then-rename: a crash mid-write never leaves a torn checkpoint behind
         tmp = folder / (CHECKPOINT_FILE + ".tmp")
+        write_private(tmp, b"")
         torch.save(state, tmp)
         os.replace(tmp, folder / CHECKPOINT_FILE)
         meta = folder / (CHECKPOINT_META + ".tmp")
-        meta.write_text(json.dumps({"iteration": self.iteration, "world_size": self.ctx.world_size,
-                                    "segment": self.ctx.segment, "time": time.time()}))
+        write_private(meta, json.dumps({"iteration": self.iteration, "world_size": self.ctx.world_size,
+                                        "segment": self.ctx.segment, "time": time.time()}).encode())
         os.replace(meta, folder / CHECKPOINT_META)
         self.ctx.control.publish(checkpoint_iteration=self.iteration)
 

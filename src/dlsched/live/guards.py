@@ -15,6 +15,10 @@ stays small):
   checkpoint it is ``failed``, with the error's last lines as its reason.
   Node losses, refused launches and a scheduler restart are not the job's
   doing and do not count.
+- **Watchdog:** a running segment whose rank 0 counts no iteration for
+  ``stall_timeout_s`` (by default 20 times the job's measured iteration time,
+  at least 60 s) is stalled: a job fault like a crash, so its GPUs are freed
+  and it is retried within the same restart limit.
 - **Heartbeat:** the service writes one to the store every ``heartbeat_s``,
   and a last one when it leaves, so ``status`` can tell a dead service from a
   live one.
@@ -35,7 +39,7 @@ from dlsched.policies.base import JobState, JobStatus
 _BACKOFF_CAP_S = 60.0
 # fault reasons that are the job's own doing (the rest, node loss and the like, are the cluster's)
 _JOB_FAULTS = ("worker failed", "worker process or node lost", "segment stopped unexpectedly",
-               "no first iteration within the launch timeout")
+               "no first iteration within the launch timeout", "stalled")
 
 
 class GuardsMixin:

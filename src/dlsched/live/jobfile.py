@@ -126,11 +126,30 @@ def _to_live(entry: JobFileEntry, base: Path) -> LiveJob:
     return LiveJob(spec, str(script), dict(entry.args), entry.checkpoint_every, entry.delay_s)
 
 
+SCRIPT_DIRS_ENV = "DLSCHED_SCRIPT_DIRS"  # more folders scripts may live in (os.pathsep-separated)
+
+
+def script_dirs(given=()) -> tuple[Path, ...]:
+    """Folders outside a job file's own where its scripts may be: ``--allow-scripts`` and the environment."""
+    import os
+
+    extra = [p for p in os.environ.get(SCRIPT_DIRS_ENV, "").split(os.pathsep) if p]
+    return tuple(Path(p).resolve() for p in (*given, *extra))
+
+
+def _outside(script: Path, base: Path, allowed: tuple[Path, ...]) -> bool:
+    """A worker runs the script as the service's user: only code beside the job file (or in a folder
+    the operator allowed) may be named, never ``../../etc/...`` or a path elsewhere on the machine."""
+    real = script.resolve()
+    return not any(real.is_relative_to(root) for root in (base.resolve(), *allowed))
+
+
 def parse_jobs(text: str, source: str = "<string>", base: Path | None = None,
-               capacity: Capacity | None = None) -> list[LiveJob]:
+               capacity: Capacity | None = None, allowed: tuple[Path, ...] = ()) -> list[LiveJob]:
     """Parse and validate job YAML; errors name the file, line and field.
 
     With ``capacity`` (the cluster is known), a job that could never run on it is an error too.
+    A script must lie in the job file's folder (``base``) or one of ``allowed`` (``script_dirs``).
     """
     root, data = load_yaml(text, source, "a job file must be a mapping (one job) or have a 'jobs' list")
     parsed = validate(JobFileList if "jobs" in data else JobFileEntry, data, root, source)
@@ -153,6 +172,10 @@ def parse_jobs(text: str, source: str = "<string>", base: Path | None = None,
         if not found:
             raise InputError(f"no such script: {job.script}", file=source, line=line_of(root, loc),
                              field=".".join(str(p) for p in loc))
+        if _outside(Path(job.script), base, allowed):
+            raise InputError(f"script {job.script} lies outside the job file's folder {base.resolve()}; "
+                             f"allow its folder with --allow-scripts DIR (or {SCRIPT_DIRS_ENV})", file=source,
+                             line=line_of(root, loc), field=".".join(str(p) for p in loc))
         jobs.append(job)
     for i, job in enumerate(jobs):
         unfit = capacity.unfit(job.spec) if capacity is not None else None
@@ -163,9 +186,11 @@ def parse_jobs(text: str, source: str = "<string>", base: Path | None = None,
     return jobs
 
 
-def load_jobs(path: str | Path, capacity: Capacity | None = None) -> list[LiveJob]:
+def load_jobs(path: str | Path, capacity: Capacity | None = None, allow=()) -> list[LiveJob]:
+    """Jobs of a job file; ``allow`` names more folders its scripts may be in (beside ``script_dirs``'s)."""
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", file=str(p))
     # read_yaml_file: a non-UTF-8 file is an error naming the file and line, not a traceback
-    return parse_jobs(read_yaml_file(p), str(p), base=p.resolve().parent, capacity=capacity)
+    return parse_jobs(read_yaml_file(p), str(p), base=p.resolve().parent, capacity=capacity,
+                      allowed=script_dirs(allow))

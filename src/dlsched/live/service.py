@@ -50,6 +50,7 @@ from dlsched.live.checkpoints import read_checkpoint_meta
 from dlsched.live import models as _models  # noqa: F401  (zoo entries the perf model may price)
 from dlsched.live.calibrated import MeasuredPerfModel
 from dlsched.live.guards import GuardsMixin
+from dlsched.live.private import private_file
 from dlsched.live.jobfile import LiveJob
 from dlsched.live.occupancy import PhysicalMap
 from dlsched.live.raycluster import ClusterLayout, layout_from_ray
@@ -92,6 +93,15 @@ class ServiceConfig:
     comm: str | None = None  # communication policy to ask and record (live/comm_record.py); None: none
     comm_levels: int = 8
     comm_reserved: int = 2
+    # a running segment whose rank 0 counts no iteration for this long is stalled: its GPUs are freed and
+    # the job retried within max_restarts.  None: sized to the job's own measured iteration time
+    # (stall_factor x, at least stall_min_s), so a slow job is not mistaken for a stuck one
+    stall_timeout_s: float | None = None
+    stall_factor: float = 20.0
+    stall_min_s: float = 60.0
+
+
+_RESTART_GRACE_S = 120.0  # a killed worker process gets this long to come back before it is killed again
 
 
 @dataclass
@@ -109,6 +119,9 @@ class Segment:
     stop_sent_at: float | None = None
     iter_start: int = 0
     not_before: float = 0.0  # a re-planning cost the policy charged holds the launch until then
+    killed_at: float | None = None  # when its hung worker processes were last restarted
+    progress_at: float | None = None  # when rank 0's iteration count last moved (the watchdog's clock)
+    progress_iter: float = -1.0
     outcomes: dict = field(default_factory=dict)  # rank -> finished|stopped|failed|lost once it ended
     rank0: dict | None = None  # rank 0's last status reply (progress, times)
     mode: str = "exclusive"  # the allocation's sharing mode: exclusive | packed | sliced
@@ -116,7 +129,7 @@ class Segment:
 
 def _lock(state_dir: Path):
     """One service per state directory: an flock that the kernel drops if the process dies."""
-    f = open(state_dir / "serve.lock", "w")
+    f = open(private_file(state_dir / "serve.lock"), "w")
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -215,6 +228,10 @@ class LiveService(GuardsMixin):
         """
         st = self.store
         now = st.now()
+        # the old cluster went down with the service (an emulated one dies with its process): its jobs
+        # stopped holding GPUs at the service's last heartbeat, not now, so the downtime is not run time
+        beat = st.heartbeat()
+        down_at = min(now, beat["wall"] - st.epoch) if beat else now
         layout = layout_from_ray(self.ray.nodes())
         with st.tx():
             rows = st.jobs("running")
@@ -228,7 +245,18 @@ class LiveService(GuardsMixin):
                 meta = read_checkpoint_meta(self._ckpt_dir(jid))
                 done = float(meta["iteration"]) if meta else 0.0
                 held = row["held_since"]
-                ran = max(0.0, now - held) if held is not None else 0.0
+                if meta is not None and done >= row["total_iterations"]:
+                    # its last iteration and final checkpoint came before the crash: it finished
+                    end = min(down_at, max(held or 0.0, meta.get("time", 0.0) - st.epoch))
+                    ran = max(0.0, end - held) if held is not None else 0.0
+                    st.update_job(jid, status="finished", allocation=None, held_since=None, done_iterations=done,
+                                  finish_time=end, run_time=row["run_time"] + ran,
+                                  gpu_seconds=row["gpu_seconds"] + ran * gpu_share(allocs[jid], holders))
+                    st.db.execute("UPDATE segments SET state='finished', ended_at=?, iter_end=? "
+                                  "WHERE job_id=? AND ended_at IS NULL", (end, int(done), jid))
+                    st.event(now, jid, "finish", segment=row["segment"], finish=end, recovered=True)
+                    continue
+                ran = max(0.0, down_at - held) if held is not None else 0.0
                 st.update_job(jid, status="suspended", allocation=None, held_since=None, done_iterations=done,
                               restarts=row["restarts"] + 1, queued_since=now, run_time=row["run_time"] + ran,
                               gpu_seconds=row["gpu_seconds"] + ran * gpu_share(allocs[jid], holders))
@@ -303,6 +331,12 @@ class LiveService(GuardsMixin):
                 for g, s in zip(gpus, seen):
                     if s.get("state") == "running":
                         self.phys.add(g, seg)
+                meta = read_checkpoint_meta(self._ckpt_dir(job.job_id))
+                if meta is not None and meta["iteration"] >= job.total_iterations:
+                    # it reached its last iteration and final checkpoint before going: finished, not a fault
+                    job.done_iterations = float(job.total_iterations)
+                    self._finish(job, seg, {"end_wall": meta.get("time"), "iterations": job.total_iterations}, now)
+                    continue
                 self._fault(job, now, "lost while the scheduler was down")
         # anything still running that is not an adopted current segment must stop
         for g, s in statuses.items():
@@ -542,18 +576,38 @@ class LiveService(GuardsMixin):
             elif seg.state == "launching" and seg.launched_at is not None \
                     and now - seg.launched_at > self.cfg.launch_timeout_s:
                 self._fault(job, now, "no first iteration within the launch timeout")
+            elif (stalled := self._stalled(seg, job, now)) is not None:
+                self._fault(job, now, f"stalled: no iteration for {stalled:.0f} s")
             return
         if not any(self.phys.holds(g, seg) for g in seg.gpus):
             decided = [o for o in outcomes if o]
             outcome = ("failed" if bad else decided[0]) if decided else "ended"
             self._end_segment(seg, now, outcome, rank0)
-        elif seg.stop_sent_at is not None and now - seg.stop_sent_at > self.cfg.stop_timeout_s:
+        elif seg.stop_sent_at is not None and now - seg.stop_sent_at > self.cfg.stop_timeout_s \
+                and (seg.killed_at is None or now - seg.killed_at > _RESTART_GRACE_S):
             for g in seg.gpus:  # hung (e.g. waiting on a dead peer): restart the worker process
                 if self.phys.holds(g, seg):
                     self.ray.kill(self.slots[g], no_restart=False)
                     self.unready.add(g)
-            seg.stop_sent_at = now
+            # once: a restarting worker answers no poll for seconds, and killing it again then
+            # restarts it again, so it never comes back and the GPU stays held
+            seg.killed_at = now
             st.event(now, seg.job_id, "kill-hung", segment=seg.number)
+
+    def _stalled(self, seg: Segment, job: JobState, now: float) -> float | None:
+        """Seconds since rank 0 last counted an iteration, if past the watchdog's limit; else None."""
+        counted = (seg.rank0 or {}).get("iterations")
+        if seg.state != "running" or counted is None:
+            return None
+        if counted != seg.progress_iter or seg.progress_at is None:
+            seg.progress_iter, seg.progress_at = counted, now
+            return None
+        limit = self.cfg.stall_timeout_s
+        if limit is None:
+            per_iter = 1.0 / job.rate if job.rate > 0 else 0.0
+            limit = max(self.cfg.stall_min_s, self.cfg.stall_factor * per_iter)
+        quiet = now - seg.progress_at
+        return quiet if quiet > limit else None
 
     def _progress(self, job: JobState, seg: Segment, r: dict, now: float) -> None:
         st = self.store

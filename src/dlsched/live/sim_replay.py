@@ -93,7 +93,7 @@ def compare(store: Store, policy: JobPolicy):
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from dlsched.commands._common import policy_options
+    from dlsched.run.options import policy_options
     from dlsched.errors import DlschedError
     from dlsched.policies.registry import make_policy
 

@@ -105,14 +105,33 @@ setInterval(refresh, 2000);
 """
 
 
+def script_json(value) -> str:
+    """JSON safe inside an HTML <script>: no text in it can close the script or open a comment.
+
+    ``</script>`` ends a script wherever it appears, and ``<!--`` followed by ``<script>``
+    switches the HTML parser to a state where the real ``</script>`` no longer ends it; with
+    ``<``, ``>`` and ``&`` written as JSON escapes, a job's error text is only ever data.
+    """
+    text = json.dumps(value)  # ensure_ascii: U+2028 and U+2029 come out escaped already
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(ch, esc)
+    return text
+
+
 class _Handler(BaseHTTPRequestHandler):
     db_path: Path  # set on the subclass made per page
+    allowed_hosts: frozenset[str]  # Host headers that name this server
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         path = self.path.split("?")[0]
+        if self.headers.get("Host", "").lower() not in self.allowed_hosts:
+            # a page on another site whose name was re-pointed at 127.0.0.1 (DNS rebinding) sends its own
+            # name here: refusing any Host but our address keeps other sites' scripts from reading the page
+            self._send(421, "text/plain", b"unexpected Host header: this page answers only to its own address\n")
+            return
         try:
             if path in ("/", "/index.html"):
-                body = PAGE.replace("__INITIAL__", json.dumps(snapshot(self.db_path)).replace("</", "<\\/"))
+                body = PAGE.replace("__INITIAL__", script_json(snapshot(self.db_path)))
                 self._send(200, "text/html; charset=utf-8", body.encode())
             elif path == "/status.json":
                 self._send(200, "application/json", json.dumps(snapshot(self.db_path)).encode())
@@ -141,6 +160,9 @@ class StatusPage:
     def __init__(self, db_path, port: int = DEFAULT_PORT, host: str = "127.0.0.1"):
         handler = type("Handler", (_Handler,), {"db_path": Path(db_path)})
         self.server = ThreadingHTTPServer((host, port), handler)
+        bound = self.server.server_address[1]
+        names = {host, "127.0.0.1", "localhost"} if host in ("127.0.0.1", "localhost") else {host}
+        handler.allowed_hosts = frozenset({f"{n}:{bound}" for n in names} | ({*names} if bound == 80 else set()))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, name="dlsched-status-page", daemon=True)
         self.thread.start()

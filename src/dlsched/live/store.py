@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dlsched.errors import InputError
+from dlsched.live.private import private_dir, private_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -82,9 +83,8 @@ ENDED = ("finished", "dropped", "failed", "unschedulable")
 
 class Store:
     def __init__(self, state_dir: str | Path):
-        self.dir = Path(state_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.dir / "state.sqlite"
+        self.dir = private_dir(state_dir)  # 0700: jobs, errors and checkpoints are the owner's alone
+        self.path = private_file(self.dir / "state.sqlite")  # 0600; SQLite gives -wal and -shm its mode
         # autocommit; multi-statement changes go through tx() so they land together
         self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row

@@ -20,12 +20,19 @@ from dlsched.inputfile import read_head
 from dlsched.network.graph import LinkGraph
 from dlsched.network.topologies import GBIT, GPU_LINK_Bps, HOST_LINK_LATENCY_S, ports_for
 
-DEFAULT_PATH = "../shared/traces/alibaba-lingjun-2023/topo.csv"
+TOPO = Path("traces") / "alibaba-lingjun-2023" / "topo.csv"  # under the data folder (dlsched.shared_data)
 COLUMNS = ("ip", "DSW", "PSW", "ASW")
 
 
-def read_lingjun(path: str | Path = DEFAULT_PATH, nic_gbps: float = 200.0, nics_per_host: int = 4,
+def default_path() -> Path:
+    from dlsched.shared_data import shared_dir
+
+    return shared_dir() / TOPO
+
+
+def read_lingjun(path: str | Path | None = None, nic_gbps: float = 200.0, nics_per_host: int = 4,
                  gpus_per_host: int = 8, oversubscription: float = 1.0, latency_us: float = 2.0) -> LinkGraph:
+    path = default_path() if path is None else path
     source = str(path)
     read_head(Path(path), source, "topology CSV")
     with open(path, newline="") as f:

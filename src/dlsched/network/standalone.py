@@ -75,7 +75,7 @@ def build(topo: TopologySpec) -> tuple[LinkGraph, Cluster]:
         g = topologies.double_sided(topo.hosts, topo.tors, topo.aggs, topo.cores, topo.nic_gbps, nics or 8,
                                     topo.gpus_per_host, topo.oversubscription)
     else:
-        g = lingjun.read_lingjun(topo.path or lingjun.DEFAULT_PATH, topo.nic_gbps, nics or 4,
+        g = lingjun.read_lingjun(topo.path or lingjun.default_path(), topo.nic_gbps, nics or 4,
                                  topo.gpus_per_host, topo.oversubscription)
     host_gbps = len(g.hosts[0].nics) * topo.nic_gbps
     spec = ClusterSpec.model_validate({

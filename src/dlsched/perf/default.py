@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
+
+from dlsched.registry import Registry
 
 if TYPE_CHECKING:  # kept out of the import: the CLI reads PERF_MODELS at start-up
     from dlsched.cluster.topology import Cluster
     from dlsched.perf.base import PerfModel
 
-PERF_MODELS = ("adaptive", "truth", "placement", "simple")
+PERF_MODELS = ("adaptive", "truth", "placement", "simple")  # built in; plugins: the PERF registry
+
+
+def _check(obj) -> str | None:
+    return None if callable(obj) else f"{obj!r} cannot be called as factory(cluster) -> PerfModel"
+
+
+# a plugin perf model (entry-point group ``dlsched.perf_models``, or ``--perf file.py:factory``) is a
+# callable ``factory(cluster) -> PerfModel``; ``--tier-profile`` wraps what it returns
+PERF: Registry = Registry("perf model", "dlsched.perf_models", "--perf", check=_check)
 
 
 def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=None) -> PerfModel:
@@ -31,8 +43,7 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
     the adaptive model prices at its 3D-parallel plan cannot take a data-
     parallel overhead table, and listing one is an error, not ignored.
     """
-    if name not in PERF_MODELS:
-        raise ValueError(f"unknown perf model {name!r}; choose one of {', '.join(PERF_MODELS)}")
+    plugin = None if name in PERF_MODELS else PERF.get(name)  # an unknown name raises, listing the known
     profile = None
     if tier_profile is not None:
         from dlsched.perf.comm.tier_profile import TierProfile
@@ -46,6 +57,8 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
 
         return TierProfiledPerfModel(model, profile)
 
+    if plugin is not None:
+        return with_profile(plugin(cluster))
     if name == "simple":
         from dlsched.perf.base import SimplePerfModel
 
@@ -79,3 +92,7 @@ def _refuse_large_models(profile) -> None:
                          "optimum, which a per-tier data-parallel overhead cannot replace; use --perf "
                          f"placement to price {'it' if one else 'them'} data-parallel with this profile",
                          file=profile.name)
+
+
+for _name in PERF_MODELS:
+    PERF.add(_name, partial(default_perf_model, name=_name))

@@ -8,13 +8,12 @@ file and no network; the same PNGs are written beside the page
 from __future__ import annotations
 
 import base64
-import csv
 import html
 from pathlib import Path
 
 from dlsched import __version__
 from dlsched.report.figures import FIGURES, Run, png_bytes, read_links
-from dlsched.report.io import read_results
+from dlsched.report.io import jobs_table, read_results, table_rows
 from dlsched.report.records import JobRecord
 from dlsched.report.tables import summary_rows
 
@@ -52,9 +51,8 @@ def load_run(d, label: str | None = None) -> tuple[Run, list[str]]:
     """One results directory as a ``Run``, plus notes about files present but unusable."""
     path = Path(d)
     records, series, doc = read_results(path)
-    with open(path / "jobs.csv", newline="") as f:
-        reader = csv.DictReader(f)
-        extra = [c for c in (reader.fieldnames or []) if c not in JobRecord.columns()]
+    with table_rows(jobs_table(path)) as (fieldnames, reader):
+        extra = [c for c in (fieldnames or []) if c not in JobRecord.columns()]
         cols: dict[str, list[str]] = {c: [] for c in extra}
         for row in reader:
             for c in extra:
@@ -71,8 +69,8 @@ def expand_dirs(dirs) -> list[Path]:
     """Results directories; a ``compare`` root (no jobs.csv, one sub-directory per policy) gives its runs."""
     out = []
     for d in map(Path, dirs):
-        subs = sorted(p for p in d.iterdir() if (p / "jobs.csv").is_file()) if d.is_dir() else []
-        out += subs if not (d / "jobs.csv").exists() and subs else [d]
+        subs = sorted(p for p in d.iterdir() if jobs_table(p)) if d.is_dir() else []
+        out += subs if not jobs_table(d) and subs else [d]
     return out
 
 

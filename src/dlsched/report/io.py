@@ -9,6 +9,7 @@ identical inputs: fixed column order, ``repr``-exact floats, sorted keys.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -88,9 +89,8 @@ def read_records(path) -> list[JobRecord]:
     path = Path(path)
     names = [f.name for f in fields(JobRecord)]
     out = []
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = set(names) - set(reader.fieldnames or [])
+    with table_rows(path) as (fieldnames, reader):
+        missing = set(names) - set(fieldnames or [])
         if missing:
             raise InputError(f"missing columns {sorted(missing)}", file=str(path), line=1)
         for line, row in enumerate(reader, start=2):
@@ -112,10 +112,24 @@ def read_records(path) -> list[JobRecord]:
     return out
 
 
+@contextlib.contextmanager
+def table_rows(path: Path):
+    """(column names, rows as dicts of text) of a CSV or (``report.frames``) Parquet table."""
+    if path.suffix == ".parquet":
+        from dlsched.report.frames import parquet_rows
+
+        cols, rows = parquet_rows(path)
+        yield cols, iter(rows)
+        return
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        yield reader.fieldnames, reader
+
+
 def read_series(path) -> TimeSeries:
     ts = TimeSeries()
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
+    with table_rows(Path(path)) as (_, rows):
+        for row in rows:
             ts.add(float(row["time"]), int(row["busy_gpus"]), int(row["running_jobs"]),
                    int(row["queued_jobs"]), float(row["throughput"]))
     return ts
@@ -127,9 +141,9 @@ def results_dirs(path) -> list[Path]:
     root = Path(path)
     if not root.is_dir():
         raise InputError("no such results directory", file=str(root))
-    if (root / "jobs.csv").exists():
+    if jobs_table(root):
         return [root]
-    runs = sorted(d for d in root.iterdir() if d.is_dir() and (d / "jobs.csv").exists())
+    runs = sorted(d for d in root.iterdir() if d.is_dir() and jobs_table(d))
     if not runs:
         raise InputError("not a results directory (no jobs.csv, and no sub-directory with one)", file=str(root))
     order = []
@@ -142,10 +156,20 @@ def results_dirs(path) -> list[Path]:
     return sorted(runs, key=lambda d: (rank.get(d.name, len(rank)), d.name))
 
 
+def jobs_table(out: Path) -> Path | None:
+    """jobs.csv, or jobs.parquet (``--out-format parquet``)."""
+    for name in ("jobs.csv", "jobs.parquet"):
+        if (out / name).is_file():
+            return out / name
+    return None
+
+
 def read_results(out_dir) -> tuple[list[JobRecord], TimeSeries, dict]:
     out = Path(out_dir)
-    if not (out / "jobs.csv").exists():
+    jobs = jobs_table(out)
+    if jobs is None:
         raise InputError("not a results directory (no jobs.csv)", file=str(out))
     doc = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
-    series = read_series(out / "series.csv") if (out / "series.csv").exists() else TimeSeries()
-    return read_records(out / "jobs.csv"), series, doc
+    series_path = next((out / n for n in ("series.csv", "series.parquet") if (out / n).is_file()), None)
+    series = read_series(series_path) if series_path else TimeSeries()
+    return read_records(jobs), series, doc

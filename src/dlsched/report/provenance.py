@@ -7,6 +7,7 @@ to run, and ``summary.json`` stays byte-identical for the same inputs and seed.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -39,6 +40,12 @@ def provenance(config: dict, seed: int | None, argv: list[str] | None = None) ->
     if argv is not None:
         doc["argv"] = list(argv)
         doc["rerun"] = "dlsched " + " ".join(_quote(a) for a in argv)
+        doc["cwd"] = os.getcwd()  # relative paths in argv (traces, plugin files) resolve from here
+    from dlsched.registry import loaded_plugins
+
+    plugins = loaded_plugins()
+    if plugins:  # how to load each one again: file (with its sha256), module or installed distribution
+        doc["plugins"] = plugins
     return doc
 
 

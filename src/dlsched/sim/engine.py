@@ -84,7 +84,8 @@ class SimResult:
 class Simulator:
     def __init__(self, cluster: Cluster, policy: JobPolicy, jobs: list[JobSpec],
                  perf: PerfModel | None = None, config: SimConfig | None = None,
-                 contention: Contention | None = None):
+                 contention: Contention | None = None, placement: str = "packed"):
+        from dlsched.cluster.oblivious import check_mode
         from dlsched.perf.default import default_perf_model
 
         self.cluster = cluster
@@ -92,6 +93,7 @@ class Simulator:
         self.perf = perf or default_perf_model(cluster)
         self.config = config or SimConfig()
         self.contention = contention
+        self.placement = check_mode(placement)  # how job policies place jobs (cluster/oblivious.py)
         self.specs = sorted(jobs, key=lambda j: (j.submit_time, j.job_id))
         ids = [j.job_id for j in self.specs]
         if len(set(ids)) != len(ids):
@@ -119,7 +121,8 @@ class Simulator:
         cfg = self.config
         self.policy.reset()
         self.core = ExecutionCore(self.cluster, self.policy, self.perf, cfg.costs(),
-                                  contention=self.contention, record_events=cfg.record_events)
+                                  contention=self.contention, record_events=cfg.record_events,
+                                  placement=self.placement)
         self.rounds = RoundTimer(self.policy.period)
         self._idle_next: float | None = None  # while rounds are skipped: the first one skipped
         self._round_ver = 0  # round events of an older version were given up

@@ -29,9 +29,6 @@ Table I itself.
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +58,10 @@ class TierOverhead:
 
     def at(self, tier: str) -> float:
         return getattr(self, tier)
+
+
+# Communication at a hundred times the compute time is far past any table measured; more is a unit slip.
+MAX_OVERHEAD_PCT = 10_000.0
 
 
 @dataclass(frozen=True)
@@ -100,26 +101,21 @@ class TierProfile:
 
     @classmethod
     def load(cls, path: str | Path) -> TierProfile:
+        from dlsched.workload.readers._common import csv_header, csv_rows
+
         source = str(path)
         read_head(Path(path), source, "tier profile CSV")
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as e:
-            raise InputError(f"not UTF-8 text (byte {e.start})", file=source) from None
-        reader = csv.DictReader(io.StringIO(text))
-        cols = [c.strip() for c in (reader.fieldnames or [])]
+        cols = csv_header(Path(path), source)  # a column named twice is refused here
         need = ["model", *TIER_COLUMNS.values()]
         missing = [c for c in need if c not in cols]
         if missing:
             raise InputError(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
                              f"a tier profile needs {','.join(need)} (params optional)", file=source, line=1)
-        reader.fieldnames = cols
         rows: dict[tuple[str, str | None], TierOverhead] = {}
         seen: dict[tuple[str, str | None], int] = {}
-        for i, r in enumerate(reader, start=2):
-            if None in r:
-                raise InputError(f"{len(cols) + len(r[None])} fields; the header has {len(cols)}",
-                                 file=source, line=i)
+        for row in csv_rows(Path(path), source):
+            row.check()  # too many or too few fields, bytes that are not UTF-8
+            r, i = row.data, row.line
             name = (r.get("model") or "").strip()
             params = (r.get("params") or "").strip() or None
             if not name:
@@ -137,9 +133,12 @@ class TierProfile:
                     v = float(raw)
                 except ValueError:
                     raise InputError(f"not a number: {r.get(col)!r}", file=source, line=i, field=col) from None
-                if not (v >= 0 and math.isfinite(v)):
+                if not (v >= 0 and v != float("inf")):  # NaN and infinity too
                     raise InputError(f"must be a finite percentage >= 0, got {raw}", file=source, line=i,
                                      field=col)
+                if v > MAX_OVERHEAD_PCT:
+                    raise InputError(f"implausible overhead {raw}% (at most {MAX_OVERHEAD_PCT:g}%)", file=source,
+                                     line=i, field=col)
                 pcts.append(v / 100.0)
             key = (canon, params)
             if key in seen:

@@ -102,7 +102,21 @@ def _read_csv(path: Path, source: str) -> dict[tuple[str, int, str], float]:
             if key in out:
                 raise row.error(f"duplicate entry for {job!r} at scale factor {n} on {gpu}", col)
             out[key] = row.float(col, minimum=0.0)
+            if (why := implausible_throughput(out[key])) is not None:
+                raise row.error(why, col)
     return out
+
+
+# A measured rate outside these is a unit slip or a typo: one step per 11.6 days, or a million a second.
+# 0 stays allowed: the peers' tables write it for a job a GPU type cannot run.
+THROUGHPUT_BOUNDS = (1e-6, 1e6)
+
+
+def implausible_throughput(value: float) -> str | None:
+    lo, hi = THROUGHPUT_BOUNDS
+    if value == 0 or lo <= value <= hi:
+        return None
+    return f"implausible throughput {value:g} steps/s (a measured rate lies in [{lo:g}, {hi:g}], or 0 for none)"
 
 
 def _read_json(path: Path, source: str) -> dict[tuple[str, int, str], float]:
@@ -128,6 +142,8 @@ def _read_json(path: Path, source: str) -> dict[tuple[str, int, str], float]:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
                 raise InputError(f"expected a non-negative isolated throughput under \"null\", got {value!r}",
                                  file=source, field=where)
+            if (why := implausible_throughput(float(value))) is not None:
+                raise InputError(why, file=source, field=where)
             out[(m.group("job"), int(m.group("n")), gpu.strip().lower())] = float(value)
     return out
 

@@ -1,7 +1,10 @@
 """Trace readers: one module per format, each returning a ``TraceLoad``.
 
 ``read_trace(path, fmt="auto")`` picks the reader from the file's header (or first JSON
-object, or the PAI file name); docs/trace-formats.md describes every format.
+object, or the PAI file name); docs/trace-formats.md describes every format.  Formats are the
+``trace format`` ``Registry``: a plugin reader (entry-point group ``dlsched.readers``, or
+``--format file.py:read_x``) is ``read(path, skip_bad_rows=False, **options) -> TraceLoad``; one
+with a ``columns`` attribute (a set of header names) is detected from a CSV header too.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import Callable
 
-from dlsched.errors import InputError, UnknownNameError
+from dlsched.errors import InputError
+from dlsched.registry import Registry
 from dlsched.workload.readers._common import (DEFAULT_MODEL_BY_GPUS, SkippedRow, TraceLoad, model_for_gpus,
                                               open_text)
 
@@ -31,10 +35,19 @@ _HOMES: dict[str, tuple[str, str]] = {
 _EXPORTS = {fn: mod for mod, fn in _HOMES.values()} | {"parse_job_type": "gavel"}
 
 
+def _check(obj) -> str | None:
+    return None if callable(obj) else f"{obj!r} cannot be called to read a trace"
+
+
+READERS_BY_NAME: Registry[Callable[..., TraceLoad]] = Registry("trace format", "dlsched.readers", "--format",
+                                                               check=_check)
+for _fmt, (_module, _fn) in _HOMES.items():
+    READERS_BY_NAME.add(_fmt, f"dlsched.workload.readers.{_module}:{_fn}")
+
+
 def reader(fmt: str) -> Callable[..., TraceLoad] | None:
-    """The reader of a format (None if there is no such format)."""
-    home = _HOMES.get(fmt)
-    return None if home is None else getattr(import_module(f"dlsched.workload.readers.{home[0]}"), home[1])
+    """The reader of a format: built-in, installed plugin or reference (None if there is no such format)."""
+    return READERS_BY_NAME.get(fmt) if fmt in READERS_BY_NAME else None
 
 
 def __getattr__(name: str):
@@ -79,11 +92,15 @@ def detect_format(path: str | Path) -> str:
         raise InputError(f"JSON trace with unknown fields {sorted(keys)}", file=str(path), line=1)
     first = next(csv.reader([head.splitlines()[0]]), [])
     cols = {c.strip() for c in first}
-    for name, needed in _SIGNATURES:
-        if needed <= cols:
-            return name
+    found = next(((name, len(needed)) for name, needed in _SIGNATURES if needed <= cols), (None, 0))
+    for name in READERS_BY_NAME.plugins():  # an installed reader that names its header wins if more specific
+        needed = getattr(READERS_BY_NAME.get(name), "columns", None)
+        if needed and set(needed) <= cols and len(needed) > found[1]:
+            found = (name, len(needed))
+    if found[0] is not None:
+        return found[0]
     raise InputError(f"cannot tell the trace format from the header {sorted(cols)}{_closest(cols)}; "
-                     f"pass fmt= one of {', '.join(_HOMES)}", file=str(path), line=1)
+                     f"pass fmt= one of {', '.join(READERS_BY_NAME.names())}", file=str(path), line=1)
 
 
 def _closest(cols: set[str]) -> str:
@@ -115,9 +132,7 @@ def read_trace(path: str | Path, fmt: str = "auto", skip_bad_rows: bool = False,
     """
     if fmt in (None, "", "auto"):
         fmt = detect_format(path)
-    read = reader(fmt)
-    if read is None:
-        raise UnknownNameError("trace format", fmt, _HOMES, field="format")
+    read = READERS_BY_NAME.get(fmt)  # an unknown name raises, listing the formats
     if not Path(path).exists():
         raise InputError("no such file", file=str(path))
     if Path(path).is_dir():

@@ -233,7 +233,19 @@ def csv_header(path: Path, source: str) -> list[str]:
             raise InputError("empty file", file=source, line=1) from None
         except csv.Error as e:
             raise InputError(f"malformed CSV header: {e}", file=source, line=1) from None
-    return [h.strip() for h in cells]
+    header = [h.strip() for h in cells]
+    refuse_duplicate_columns(header, source)
+    return header
+
+
+def refuse_duplicate_columns(header: list[str], source: str) -> None:
+    """A column named twice is an error: a reader keeping either copy would read the other wrongly."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, 1):
+        if name in seen:
+            raise InputError(f"column '{name}' appears twice in the header (columns {seen[name]} and {i})",
+                             file=source, line=1, field=name)
+        seen[name] = i
 
 
 def require_columns(header: list[str], required, source: str) -> None:
@@ -252,9 +264,10 @@ def csv_rows(path: Path, source: str, *, header: list[str] | None = None,
              required=()) -> Iterator[Row]:
     """Rows of a CSV file as ``Row``s; the header (first line unless given) names the fields.
 
-    Header names are stripped (some traces put a space after each comma).  ``required``
-    columns must be in the header.  A row with more fields than the header, or with bytes
-    that are not UTF-8, carries a ``problem`` (``Row.check``), so it can be skipped and reported.
+    Header names are stripped (some traces put a space after each comma); a name given twice is
+    an error.  ``required`` columns must be in the header.  A row with more or fewer fields than
+    the header, or with bytes that are not UTF-8, carries a ``problem`` (``Row.check``), so it
+    can be skipped and reported.
     """
     with open_text(path, source) as f:
         reader = csv.reader(f)
@@ -267,6 +280,7 @@ def csv_rows(path: Path, source: str, *, header: list[str] | None = None,
                 raise InputError(f"malformed CSV: {e}", file=source, line=1) from None
             if (why := bad_bytes("".join(header))) is not None:
                 raise InputError(why, file=source, line=1)
+            refuse_duplicate_columns(header, source)
             require_columns(header, required, source)
         start = reader.line_num + 1
         while True:
@@ -292,6 +306,10 @@ def csv_rows(path: Path, source: str, *, header: list[str] | None = None,
             elif len(cells) == 1 and len(header) > 1:
                 problem = InputError(f"1 field, expected {len(header)} comma-separated fields", file=source,
                                      line=line, field=header[0])
+            elif len(cells) < len(header):  # read as empty, the missing fields would take defaults silently
+                problem = InputError(f"{len(cells)} fields, the header has {len(header)} (missing "
+                                     f"{', '.join(header[len(cells):])})", file=source, line=line,
+                                     field=header[len(cells)])
             elif not "".join(cells).isascii():  # an undecodable byte reads as a non-ASCII surrogate
                 for name, cell in zip(header, cells):
                     if (why := bad_bytes(cell)) is not None:

@@ -1,14 +1,7 @@
-"""Checks made before a simulation starts, so that no run is lost at the end.
-
-A results path that cannot become a directory, and a job count whose state would not fit
-in memory, are refused at once with the reason (issue 15: `--out` naming a file used to
-fail after the whole run; `--jobs 1000000000` was killed by the kernel at 24 GB).
-"""
+"""How much memory a simulation needs, checked before it starts: a job count whose state would not
+fit is refused at once (a billion-job run was killed by the kernel at 24 GB after minutes)."""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 from dlsched.errors import InputError
 
@@ -20,21 +13,6 @@ from dlsched.errors import InputError
 BYTES_PER_JOB = 4_000
 BASE_BYTES = 256 * 2**20  # interpreter, numpy, scipy and the cluster before the first job
 HEADROOM = 0.8  # refuse runs that would need more than this share of the available memory
-
-
-def check_out_dir(path: str, option: str = "--out") -> None:
-    """``path`` exists as a writable directory, or can be created as one."""
-    p = Path(path)
-    probe = p
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        what = "names an existing file" if probe == p else f"is inside {probe}, which is a file"
-        raise InputError(f"{path} {what}; give a directory for the results", field=option)
-    if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write results under {probe} (permission denied)", field=option)
 
 
 def available_bytes() -> int | None:
@@ -54,11 +32,12 @@ def estimated_bytes(n_jobs: int, runs: int = 1) -> int:
     return BASE_BYTES + n_jobs * BYTES_PER_JOB * max(1, runs)
 
 
-def check_memory(n_jobs: int, runs: int = 1, option: str = "--jobs") -> None:
+def check_memory(n_jobs: int, runs: int = 1, option: str = "--jobs", **where) -> None:
+    """Refuse a run whose jobs' state would not fit in memory; ``where`` (file, line) names an input file."""
     need = estimated_bytes(n_jobs, runs)
     have = available_bytes()
     if have is not None and need > HEADROOM * have:
         raise InputError(f"{n_jobs:,} jobs would need about {need / 2**30:.1f} GiB "
                          f"({BYTES_PER_JOB:,} bytes per job{f' x {runs} runs' if runs > 1 else ''}); "
                          f"this machine has {have / 2**30:.1f} GiB available; simulate fewer jobs",
-                         field=option)
+                         field=option, **where)

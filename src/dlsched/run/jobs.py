@@ -1,4 +1,4 @@
-"""Jobs for the simulation commands: read, sliced, checked against the cluster and perf model.
+"""A run's jobs: read or generated, sliced, checked against the cluster and perf model.
 
 Every problem a job could cause mid-run is found here, before the run: a request the cluster
 cannot hold (``workload.validate``) and a request whose model does not fit in GPU memory on
@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING
 
 from dlsched.errors import InfeasibleJobError, InputError
 
+from dlsched.run.spec import DEFAULT_DAYS, DEFAULT_JOBS, WorkloadSpec
+
 if TYPE_CHECKING:  # loads on use: start-up stays cheap
     from dlsched.cluster.topology import Cluster
 
-# the embedded default is the benchmark trace: 13,000 Philly-like jobs in two weeks
-DEFAULT_JOBS = 13000
-DEFAULT_DAYS = 14.0
 SHOW_SKIPPED = 20  # skipped rows listed on the terminal; the results keep all of them
 SHOW_CHANGES = 10
 
@@ -64,8 +63,8 @@ def _large_model_fits(cluster: Cluster, perf):
     ``AdaptivePerfModel`` prices a large model at a finite time exactly when its estimator finds
     a plan (``CellEstimator.fits``, checked equal to ``optimum is not None`` by
     tests/parallel/test_search.py); ``TruthPerfModel`` too, except that a measured time, where
-    it has one, decides instead.  A preflight that searched every request's optimum spent most
-    of its time on GPU types and counts a job never runs on (issue 21).  Any other perf model
+    it has one, decides instead.  A preflight that searched every request's optimum spends most
+    of its time on GPU types and counts a job never runs on.  Any other perf model
     (a subclass, a wrapper) is priced as before.
     """
     from dlsched.perf.parallel.perf_model import AdaptivePerfModel
@@ -99,37 +98,38 @@ def _checked_on(cluster: Cluster):
     return where
 
 
-def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
+def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tuple[list, dict]:
     """Jobs from a trace or the generator, checked against the cluster; returns (jobs, info)."""
-    from dlsched.commands._preflight import check_memory
+    from dlsched.memory import check_memory
     from dlsched.workload.fitting import fit_requests
     from dlsched.workload.readers._common import SkippedRow
     from dlsched.workload.validate import check_jobs
 
-    if args.trace:
+    wl = workload
+    if wl.trace:
         from dlsched.workload.readers import read_trace
 
-        load = read_trace(args.trace, fmt=args.format, skip_bad_rows=args.skip_bad_rows)
+        load = read_trace(wl.trace, fmt=wl.format, skip_bad_rows=wl.skip_bad_rows)
         jobs, skipped, source = load.jobs, list(load.skipped), load.source
-        info = {"trace": args.trace, "format": args.format, "trace_jobs": len(jobs)}
-        if args.jobs is not None:
-            jobs = jobs[:args.jobs]  # the first N by submission time
+        info = {"trace": wl.trace, "format": wl.format, "trace_jobs": len(jobs)}
+        if wl.jobs is not None:
+            jobs = jobs[:wl.jobs]  # the first N by submission time
         check_memory(len(jobs))
     else:
         from dlsched.workload.synthetic import philly_like
 
-        n = args.jobs or DEFAULT_JOBS
+        n = wl.jobs or DEFAULT_JOBS
         check_memory(n)  # before generating: a billion jobs must fail here, not in the kernel
-        days = args.days if args.days is not None else DEFAULT_DAYS * n / DEFAULT_JOBS
+        days = wl.days if wl.days is not None else DEFAULT_DAYS * n / DEFAULT_JOBS
         if not (days > 0 and math.isfinite(days)):
             raise InputError(f"--days must be positive (and finite), got {days}", field="--days")
-        jobs = philly_like(cluster, n_jobs=n, days=days, seed=args.seed)
+        jobs = philly_like(cluster, n_jobs=n, days=days, seed=seed)
         skipped, source = [], "synthetic"
         info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
-    jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=args.skip_bad_rows, source=source)
+    jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=wl.skip_bad_rows, source=source)
     skipped.extend(bad)
-    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=args.fit_requests, where=_checked_on(cluster))
-    if fit.bad and not args.skip_bad_rows:
+    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=wl.fit_requests, where=_checked_on(cluster))
+    if fit.bad and not wl.skip_bad_rows:
         first = fit.bad[0]
         more = f" ({len(fit.bad) - 1} more such job(s))" if len(fit.bad) > 1 else ""
         raise InfeasibleJobError(f"job {first.job.job_id}: {first.reason}{more}",
@@ -138,7 +138,7 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
     if hasattr(perf, "forget_counts"):  # a replayed table reports what the run priced, not this check
         perf.forget_counts()
     skipped.extend(SkippedRow(b.line, "num_gpus", b.reason) for b in fit.bad)
-    info["fit_requests"] = bool(args.fit_requests)
+    info["fit_requests"] = bool(wl.fit_requests)
     if fit.changes:
         info["fitted_requests"] = [c.as_dict() for c in fit.changes]
         _print_changes(fit.changes, source)
@@ -146,7 +146,17 @@ def load_jobs(args, cluster: Cluster, perf) -> tuple[list, dict]:
         info.update(_report_skipped(sorted(skipped, key=lambda r: r.line), source))
     if not jobs:
         raise InputError("no jobs to simulate", file=source)
+    if wl.arrival_rate != 1.0:
+        jobs = at_rate(jobs, wl.arrival_rate)
+        info["load"] = wl.arrival_rate  # the experiment file's name for it
     return jobs, info
+
+
+def at_rate(jobs: list, rate: float) -> list:
+    """A busier (or quieter) cluster: arrivals ``rate`` times closer together, each job's slack kept."""
+    return [j.with_(submit_time=j.submit_time / rate,
+                    deadline=None if j.deadline is None else j.submit_time / rate + (j.deadline - j.submit_time))
+            for j in jobs]
 
 
 def _print_changes(changes, source: str) -> None:

@@ -1,0 +1,122 @@
+"""Builders: a ``RunSpec`` turned into the objects that run it.
+
+Each builder is a plain function of the spec (and what an earlier builder made), so a caller
+that needs only part of a run (the live service needs a cluster and a policy; a reproduction
+its own jobs on the spec's cluster and perf model) takes only that part.  Everything a run
+needs, in the order it must be checked, is ``prepare``: a bad policy name or option fails
+before a trace is read, and a bad trace before the (possibly long) run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dlsched.run.spec import EngineSpec, NetworkSpec, PolicySpec, RunSpec
+
+if TYPE_CHECKING:  # the engine, cluster and perf models load on use: start-up stays cheap
+    from dlsched.cluster.topology import Cluster
+    from dlsched.sim.engine import SimConfig, Simulator
+
+
+def build_cluster(spec: RunSpec) -> Cluster:
+    """The topology alone: a shipped name, a YAML path or an inline spec (the placement mode is
+    the run's, given to the engine, and never stored on the cluster)."""
+    from dlsched.cluster.topology import Cluster
+
+    name = spec.cluster.name
+    if isinstance(name, dict):
+        from dlsched.cluster.spec import ClusterSpec
+
+        return Cluster(ClusterSpec.model_validate(name))
+    return Cluster.load(name)
+
+
+def build_policy(policy: PolicySpec):
+    from dlsched.policies.registry import make_policy
+
+    return make_policy(policy.name, **policy.options)
+
+
+def build_perf(spec: RunSpec, cluster: Cluster):
+    from dlsched.perf.default import default_perf_model
+    from dlsched.perf.measured.replay import with_throughputs
+
+    from dlsched.errors import InputError
+
+    try:
+        base = default_perf_model(cluster, spec.perf.model, tier_profile=spec.perf.tier_profile)
+    except InputError:
+        raise
+    except ValueError as e:  # an unknown model name: a mistake in what was given, not a crash
+        raise InputError(str(e), field="perf.model") from None
+    return with_throughputs(base, spec.perf.throughputs)
+
+
+def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> SimConfig:
+    """``record_events``: keep the core's event log (about 4 objects a job), which only a timeline
+    reads; no result depends on it, so it is the caller's choice, not the spec's."""
+    from dlsched.sim.engine import SimConfig
+
+    return SimConfig(seed=seed, debug=engine.debug, max_time=engine.max_time,
+                     checkpoint_interval_s=engine.checkpoint_interval, start_overhead_s=engine.start_overhead,
+                     restore_base_s=engine.restore_base, restore_s_per_gb=engine.restore_per_gb,
+                     record_events=record_events)
+
+
+def build_contention(network: NetworkSpec, seed: int, cluster: Cluster):
+    """A fresh flow-contention model for one run, or None when jobs are priced alone."""
+    if not network.contended:
+        return None
+    from dlsched.comm.fabric import contention_for
+
+    flow = contention_for(cluster, seed=seed, charge_self_collisions=network.charge_self_collisions)
+    if network.comm is None:
+        return flow
+    from dlsched.comm import ScheduledContention, make_comm_policy
+    from dlsched.errors import InputError
+
+    try:
+        policy = make_comm_policy(network.comm, network.comm_levels, network.comm_reserved, seed)
+    except ValueError as e:
+        raise InputError(f"--comm {network.comm} --comm-levels {network.comm_levels} --comm-reserved "
+                         f"{network.comm_reserved}: {e}") from None
+    return ScheduledContention(flow, policy)
+
+
+@dataclass
+class Prepared:
+    """What runs share: one cluster, perf model and job list; each policy then gets a fresh
+    simulator (``simulator``), as ``compare`` runs several on the same input."""
+
+    spec: RunSpec
+    cluster: object
+    perf: object
+    jobs: list
+    info: dict  # where the jobs came from, what was skipped or grown: into summary.json's params
+
+    def simulator(self, policy_spec: PolicySpec | None = None, policy=None, record_events: bool = True) -> Simulator:
+        from dlsched.sim.engine import Simulator
+
+        spec = self.spec
+        policy = policy if policy is not None else build_policy(policy_spec or spec.policy)
+        config = sim_config(spec.engine, spec.seed, record_events)
+        return Simulator(self.cluster, policy, self.jobs, perf=self.perf, config=config,
+                         contention=build_contention(spec.network, spec.seed, self.cluster),
+                         placement=spec.cluster.placement)
+
+
+def prepare(spec: RunSpec) -> Prepared:
+    from dlsched.run.jobs import load_jobs
+
+    cluster = build_cluster(spec)
+    perf = build_perf(spec, cluster)
+    jobs, info = load_jobs(spec.workload, spec.seed, cluster, perf)
+    return Prepared(spec, cluster, perf, jobs, info)
+
+
+def build_simulator(spec: RunSpec) -> tuple[Simulator, dict]:
+    """One run's simulator and its jobs' info (the policy is checked before any job is read)."""
+    policy = build_policy(spec.policy)
+    prep = prepare(spec)
+    return prep.simulator(policy=policy), prep.info

@@ -1,0 +1,210 @@
+"""A run's specification: everything that decides a simulation's results, as frozen plain data.
+
+The command line, the Python API, experiment files and reproductions all describe a run with a
+``RunSpec`` and build it with ``dlsched.run.build``; ``summary.json`` keeps ``to_dict()`` under
+``params.spec``, so ``RunSpec.from_dict`` of that reruns the run.  Field names are the
+``simulate`` flags' (underscored) within their group.  What does not change results (output
+folder, progress bar, timeline) is not part of a run.
+
+``from_dict`` is strict: an unknown key or a value of the wrong type is an ``InputError`` naming
+its dotted path, so a misspelt field in a hand-written spec never silently falls back to a
+default.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from typing import Any
+
+from dlsched import defaults as D
+from dlsched.errors import InputError
+
+DEFAULT_CLUSTER = D.CLUSTER
+DEFAULT_JOBS = D.JOBS
+DEFAULT_DAYS = D.DAYS
+PLACEMENTS = D.PLACEMENTS
+NETWORKS = ("off", "flow")
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """Jobs from a trace file, or from the Philly-like generator when ``trace`` is None."""
+
+    trace: str | None = None
+    format: str = "auto"  # the trace's format; auto: detected from its header
+    jobs: int | None = None  # synthetic: how many (default DEFAULT_JOBS); trace: keep the first N
+    days: float | None = None  # synthetic: arrival span (default: the benchmark trace's rate)
+    skip_bad_rows: bool = False
+    fit_requests: bool = False
+    # arrivals this many times as fast: submit times divided by it (an experiment file's workload.load)
+    arrival_rate: float = 1.0
+
+    def _check(self) -> None:
+        _positive(self.jobs, "workload.jobs")
+        _positive(self.days, "workload.days")
+        _positive(self.arrival_rate, "workload.arrival_rate")
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """A shipped spec's name, a YAML path or an inline spec (a dict), and how jobs are placed on it.
+
+    The placement mode belongs to the run, not to the topology: the same cluster object may serve
+    packed and first-free runs side by side."""
+
+    name: str | dict = DEFAULT_CLUSTER
+    placement: str = "packed"
+
+    def _check(self) -> None:
+        if self.placement not in PLACEMENTS:
+            raise InputError(f"placement must be one of {', '.join(PLACEMENTS)}, not {self.placement!r}",
+                             field="cluster.placement")
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A policy by registered name, with typed option values (``--option KEY=VALUE`` parsed)."""
+
+    name: str = "fcfs"
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PerfSpec:
+    model: str = "adaptive"  # dlsched.perf.default.PERF_MODELS
+    tier_profile: str | None = None
+    # a peer's measured speeds replayed (docs/replay.md): one table's path, or several
+    throughputs: str | list | None = None
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    model: str = "off"  # flow: jobs sharing links slow each other
+    comm: str | None = None  # a communication policy; implies the flow model
+    comm_levels: int = 8
+    comm_reserved: int = 2
+    charge_self_collisions: bool = False  # implies the flow model
+
+    @property
+    def contended(self) -> bool:
+        return self.model == "flow" or self.comm is not None or self.charge_self_collisions
+
+    def _check(self) -> None:
+        if self.model not in NETWORKS:
+            raise InputError(f"network must be one of {', '.join(NETWORKS)}, not {self.model!r}",
+                             field="network.model")
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """The engine's costs and limits (``SimConfig``), as the simulate flags of the same names."""
+
+    start_overhead: float = D.START_OVERHEAD_S
+    restore_base: float = D.RESTORE_BASE_S
+    restore_per_gb: float = D.RESTORE_S_PER_GB
+    checkpoint_interval: float | None = D.CHECKPOINT_INTERVAL_S
+    max_time: float | None = None
+    debug: bool = False
+
+    def _check(self) -> None:
+        for name in ("start_overhead", "restore_base", "restore_per_gb"):
+            value = getattr(self, name)
+            if value < 0 or not math.isfinite(value):
+                raise InputError(f"must be finite and 0 or more, got {value}", field=f"engine.{name}")
+        _positive(self.checkpoint_interval, "engine.checkpoint_interval")
+        _positive(self.max_time, "engine.max_time")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    workload: WorkloadSpec = field(default_factory=WorkloadSpec)
+    cluster: ClusterSpec = field(default_factory=ClusterSpec)
+    policy: PolicySpec = field(default_factory=PolicySpec)
+    perf: PerfSpec = field(default_factory=PerfSpec)
+    network: NetworkSpec = field(default_factory=NetworkSpec)
+    engine: EngineSpec = field(default_factory=EngineSpec)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise InputError(f"seed must be 0 or more, got {self.seed}", field="seed")
+        for part in (self.workload, self.cluster, self.network, self.engine):
+            part._check()
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready data; ``RunSpec.from_dict(spec.to_dict()) == spec``."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, doc: Any, where: str | None = None) -> RunSpec:
+        """Strictly: unknown keys and wrong types are errors naming their dotted path (and ``where``,
+        the file the document came from)."""
+        return _build(cls, doc, "", where)
+
+    def with_policy(self, name: str, options: dict | None = None) -> RunSpec:
+        return replace(self, policy=PolicySpec(name, dict(options or {})))
+
+
+def _positive(value, path: str) -> None:
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise InputError(f"must be positive (and finite), got {value}", field=path)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _build(cls: type, doc: Any, prefix: str, where: str | None):
+    what = prefix.rstrip(".") or "the run specification"
+    if not isinstance(doc, dict):
+        raise InputError(f"{what} must be a mapping, got {type(doc).__name__}", file=where,
+                         field=prefix.rstrip(".") or None)
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(doc) - set(known), key=str)
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r} in {what} (known: {', '.join(known)})", file=where,
+                         field=f"{prefix}{unknown[0]}")
+    hints = _hints(cls)
+    values = {}
+    for name, f in known.items():
+        if name not in doc:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise InputError(f"missing key {name!r} in {what}", file=where, field=prefix + name)
+            continue
+        values[name] = _value(hints[name], doc[name], prefix + name, where)
+    try:
+        return cls(**values)
+    except InputError as e:
+        if where and not e.file:
+            raise InputError(e.reason, file=where, field=e.field) from None
+        raise
+
+
+def _value(hint, value, path: str, where: str | None):
+    if isinstance(hint, type) and hasattr(hint, "__dataclass_fields__"):
+        return _build(hint, value, path + ".", where)
+    allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    for kind in allowed:
+        if kind is type(None) and value is None:
+            return None
+        if kind is bool and isinstance(value, bool):
+            return value
+        if kind is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if kind in (str, dict) and isinstance(value, kind):
+            return value
+        if kind is list and isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return list(value)
+    names = " or ".join("null" if k is type(None) else "a list of strings" if k is list else k.__name__
+                        for k in allowed)
+    raise InputError(f"{path} must be {names}, got {value!r}", file=where, field=path)
