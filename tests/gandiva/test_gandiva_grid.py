@@ -27,7 +27,7 @@ def shared(tmp_path, monkeypatch):
     (tmp_path / "anchors" / "traces").mkdir(parents=True)
     (tmp_path / gp.ISOLATED).write_text(ISO)
     (tmp_path / gp.COLOCATED).write_text(CO)
-    monkeypatch.setenv("DLSCHED_SHARED", str(tmp_path))
+    monkeypatch.setenv("DLSCHED_DATA", str(tmp_path))
     return tmp_path
 
 
@@ -52,7 +52,7 @@ def test_measured_pairs_run_at_colocated_over_isolated_speed(shared):
 
 
 def test_measured_setting_is_skipped_with_a_reason_when_the_tables_are_absent(tmp_path, monkeypatch):
-    monkeypatch.setenv("DLSCHED_SHARED", str(tmp_path))
+    monkeypatch.setenv("DLSCHED_DATA", str(tmp_path))
     sets, why = gg.settings()
     assert sets == (gg.FITTED,) and "absent" in why
 
