@@ -4,6 +4,11 @@
 
     PYTHONPATH=src python benchmarks/bench_crux.py [--jobs 5000] [--trace] [--trace-jobs 2000]
         [--trace-days 14] [--trace-cluster crux-clos|crux-double-sided|crux-lingjun] [--placement first-free]
+    PYTHONPATH=src python benchmarks/bench_crux.py --lingjun [--lingjun-jobs 5000] [--lingjun-days 14]
+        [--comm ecmp,crux,...] [--timeout 1800]
+
+``--lingjun``: every communication policy on ``crux-lingjun`` with 5,000 jobs over 14 days, first-free
+placement, each in its own process, CPU s per policy (target < 120 CPU s).
 
 ``--trace-cluster crux-double-sided --trace-jobs 300 --trace-days 1 --placement first-free`` times path
 choice over the double-sided fabric's 116-port bundles (docs/crux.md, "Speed of path choice").
@@ -65,6 +70,47 @@ def bench_trace(jobs: int, days: float = 14.0, cluster: str = "crux-clos", place
           f"{cpu:.1f} CPU s, {dt:.1f} s wall{target}, rc {rc}")
 
 
+LINGJUN_COMMS = ["ecmp", "crux-ps", "crux-ps-pa", "crux", "sincronia", "varys", "taccl", "cassini"]
+
+
+def _one_lingjun(trace: str, comm: str, out: str, placement: str) -> None:
+    from dlsched.cli import main
+
+    rc = main(["simulate", "--cluster", "crux-lingjun", "--trace", trace, "--policy", "fcfs", "--comm", comm,
+               "--out", out, "--quiet", "--fit-requests", "--placement", placement])
+    sys.exit(rc)
+
+
+def bench_lingjun(jobs: int, days: float, comms: list[str], placement: str, timeout: float) -> None:
+    """Every communication policy on ``crux-lingjun`` (6,776 GPUs), each in its own process: CPU s (user +
+    system) of the whole process, with the command's own output writing, as a user runs it."""
+    import multiprocessing as mp
+    import resource
+
+    from dlsched.experiments.crux import TOPOLOGIES, write_trace
+
+    gpus, _ = TOPOLOGIES["crux-lingjun"]
+    print(f"crux-lingjun: {jobs} jobs over {days:g} days, FCFS, --placement {placement}, trace "
+          f"experiments.crux.write_trace(seed 0, load 0.6 of {gpus:,} GPUs); target < 120 CPU s per policy")
+    ctx = mp.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="crux-lingjun-") as d:
+        trace = str(write_trace(Path(d) / "trace.csv", jobs, days, gpus_total=gpus))
+        for comm in comms:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            p = ctx.Process(target=_one_lingjun, args=(trace, comm, str(Path(d) / comm), placement))
+            p.start()
+            p.join(timeout)
+            over = p.is_alive()
+            if over:
+                p.kill()
+                p.join()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            state = f"killed at {timeout:g} s wall" if over else f"rc {p.exitcode}"
+            print(f"{comm:<11} {cpu:8.1f} CPU s {time.perf_counter() - t:8.1f} s wall  {state}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=5000)
@@ -74,8 +120,19 @@ def main() -> int:
     ap.add_argument("--trace-days", type=float, default=14.0)
     ap.add_argument("--trace-cluster", default="crux-clos", help="crux-clos (the issue's target), "
                     "crux-double-sided or crux-lingjun (path choice over wide port bundles)")
-    ap.add_argument("--placement", default="packed", choices=["packed", "first-free"])
+    ap.add_argument("--placement", default=None, choices=["packed", "first-free"],
+                    help="default: packed for --trace, first-free for --lingjun")
+    ap.add_argument("--lingjun", action="store_true", help="only the crux-lingjun matrix: every --comm "
+                    "policy on --lingjun-jobs over --lingjun-days, each in its own process")
+    ap.add_argument("--lingjun-jobs", type=int, default=5000)
+    ap.add_argument("--lingjun-days", type=float, default=14.0)
+    ap.add_argument("--comm", default=",".join(LINGJUN_COMMS))
+    ap.add_argument("--timeout", type=float, default=1800.0, help="wall seconds before a run is killed")
     a = ap.parse_args()
+    if a.lingjun:
+        bench_lingjun(a.lingjun_jobs, a.lingjun_days, a.comm.split(","), a.placement or "first-free", a.timeout)
+        return 0
+    a.placement = a.placement or "packed"
     bench_compression(a.jobs, a.levels)
     if a.trace:
         bench_trace(a.trace_jobs, a.trace_days, a.trace_cluster, a.placement)

@@ -112,3 +112,33 @@ def test_self_collisions_are_charged_only_when_asked():
     assert fc.stats["self_collided"] == 1 and fc.describe()["self_collisions"] == "charged"
     # charged, but the hash spread the flows: the price alone
     assert _self_collided(miss[0], True).iteration_time("a") == (1.0, 0.2)
+
+
+def test_path_choice_memo_gives_a_fresh_searchs_picks_as_jobs_come_and_go():
+    from dlsched.comm.crux import by_intensity
+    from dlsched.comm.paths import least_congested
+    from dlsched.comm.scheduled import build_view
+    from dlsched.network.contention import FlowContention
+    from dlsched.network.topologies import clos
+
+    fc = FlowContention(clos(8, 2, 2, nic_gbps=200.0, nics_per_host=2, port_gbps=100.0), seed=3)
+    placed, arrival, cache, memo = {}, {}, {}, {}
+    # one link set and capacity tuple for the run, as ``ScheduledContention`` keeps them (the memo is per fabric)
+    net = frozenset(i for i in range(fc.graph.num_links) if fc._network_link[i])
+    cap = tuple(float(c) for c in fc.graph.capacity)
+    steps = [("add", "a", [(0, 0), (2, 0), (4, 0)], 2e9), ("add", "b", [(1, 0), (3, 0)], 1e9),
+             ("add", "c", [(5, 0), (6, 0), (7, 0)], 3e9), ("remove", "b"), ("add", "d", [(1, 4), (3, 4)], 5e8),
+             ("remove", "a"), ("add", "e", [(0, 4), (2, 4), (4, 4)], 4e9)]
+    for n, step in enumerate(steps):
+        if step[0] == "add":
+            _, j, where, nbytes = step
+            fc.add_placed(j, where, nbytes, 0.4, 0.1)
+            placed[j], arrival[j] = (len(where), 0.4, 0.1), n
+        else:
+            fc.remove(step[1])
+            del placed[step[1]]
+            cache.pop(step[1], None)
+        view = build_view(fc, placed, arrival, net, cap, cache)
+        order = by_intensity(view)
+        assert least_congested(view, order, memo) == least_congested(view, order)
+    assert memo["jobs"][0].job_id == "d"  # the memo was kept between calls

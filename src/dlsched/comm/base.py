@@ -67,6 +67,24 @@ class CommPolicy(Protocol):
         """Paths and priority levels for the placed jobs (jobs left out: ECMP, level 0)."""
 
 
+# (candidates, index) -> that path's network links, while views share one link set: a ``PathSet`` builds
+# a path from its index at every access, and the contention DAG reads every flow's path at every call
+_ON_NET: dict = {"links": None, "paths": {}}
+
+
+def network_links_of(view: CommView, candidates, index: int) -> tuple[int, ...]:
+    """The network links of candidate ``index`` of a flow (cached for the fabric's ``PathSet``s)."""
+    if _ON_NET["links"] is not view.network_links:
+        _ON_NET["links"], _ON_NET["paths"] = view.network_links, {}
+    if isinstance(candidates, list):  # hand-made views: no stable identity to cache by
+        return tuple(l for l in candidates[index] if l in view.network_links)
+    key = (candidates, index)
+    got = _ON_NET["paths"].get(key)
+    if got is None:
+        got = _ON_NET["paths"][key] = tuple(l for l in candidates[index] if l in view.network_links)
+    return got
+
+
 def shares_links(view: CommView, picks: dict[str, dict[int, int]] | None = None) -> dict[str, set[str]]:
     """For every job, the other jobs its flows meet on a network link, under ``picks`` (flow index ->
     candidate) where given, else under the flows' present paths."""
@@ -75,9 +93,8 @@ def shares_links(view: CommView, picks: dict[str, dict[int, int]] | None = None)
     for j in view.jobs.values():
         mine = picks.get(j.job_id, {})
         for i, f in enumerate(j.flows):
-            for l in f.candidates[mine.get(i, f.chosen)]:
-                if l in view.network_links:
-                    on_link.setdefault(l, set()).add(j.job_id)
+            for l in network_links_of(view, f.candidates, mine.get(i, f.chosen)):
+                on_link.setdefault(l, set()).add(j.job_id)
     out: dict[str, set[str]] = {j: set() for j in view.jobs}
     for members in on_link.values():
         if len(members) > 1:

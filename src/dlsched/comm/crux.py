@@ -11,16 +11,15 @@ Three steps, re-run on every job arrival, completion or reschedule:
    hardware levels by ``compression.compress`` (Algorithm 1, m random orders).
 
 Ablations as the paper names them: ``crux-ps`` (path selection only, every job on
-one level), ``crux-ps-pa`` (plus priorities; compressed without the DAG by
-cutting the P order into equal-size blocks, as the paper's ablation lacks the
-compression step), ``crux`` (all three).
+one level), ``crux-ps-pa`` (plus priorities, uncompressed: every job its own level in
+P order, as the paper's CRUX-PS-PA has no compression step), ``crux`` (all three).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from dlsched.comm.base import Assignment, CommView, bucket_levels, shares_links, usable_levels
+from dlsched.comm.base import Assignment, CommView, shares_links, usable_levels
 from dlsched.comm.compression import compress
 from dlsched.comm.correction import correction_factors
 from dlsched.comm.paths import least_congested
@@ -40,6 +39,7 @@ class Crux:
     reserved: int = 2
     orders: int = 10  # m, the random topological orders of Algorithm 1
     seed: int = 0
+    _paths_memo: dict = field(default_factory=dict, repr=False, compare=False)  # least_congested's, between calls
 
     def priorities(self, view: CommView) -> dict[str, float]:
         k = correction_factors(list(view.jobs.values()))
@@ -47,7 +47,7 @@ class Crux:
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
-        picks = least_congested(view, by_intensity(view)) if self.select_paths else {}
+        picks = least_congested(view, by_intensity(view), self._paths_memo) if self.select_paths else {}
         if not self.assign_priorities:
             return {j: Assignment(self.reserved, picks.get(j)) for j in view.jobs}
         P = self.priorities(view)
@@ -64,8 +64,9 @@ class Crux:
             cut = compress(len(ranked), edges, usable, self.orders, self.seed)
             levels = {j: self.reserved + cut[rank[j]] for j in ranked}
         else:
-            per = -(-len(ranked) // usable) if ranked else 1
-            levels = bucket_levels(ranked, [per] * usable, self.reserved)
+            # the paper's CRUX-PS-PA: the priorities uncompressed, one level per job in P order (its
+            # ablation of compression; a fabric with that many levels is hypothetical, as the paper's is)
+            levels = {j: self.reserved + r for r, j in enumerate(ranked)}
         return {j: Assignment(levels[j], picks.get(j)) for j in view.jobs}
 
 

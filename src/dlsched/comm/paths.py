@@ -35,26 +35,44 @@ def _fabric_arrays(view: CommView) -> tuple[np.ndarray, np.ndarray]:
     return _NET["arrays"]
 
 
-def least_congested(view: CommView, order: Iterable[CommJob]) -> dict[str, dict[int, int]]:
+def least_congested(view: CommView, order: Iterable[CommJob], memo: dict | None = None) -> dict[str, dict[int, int]]:
     """Place jobs' flows one job at a time in ``order``, each flow on the candidate path whose most
     loaded network link is least loaded once it is added (load: offered bytes/s over capacity);
-    ties to the least total load, then the lowest candidate index."""
+    ties to the least total load, then the lowest candidate index.
+
+    ``memo`` (a dict the caller keeps between calls over one fabric): the greedy's state after a job
+    depends only on the jobs before it, so the jobs that open the order as they did last time (the same
+    ``CommJob`` objects, which ``build_view`` reuses while a job's traffic and price are unchanged) get
+    last time's picks back, replayed onto the loads with the same additions in the same order; the
+    search resumes at the first job that differs.  The picks and loads are those of a fresh search."""
     load: dict[int, float] = {}  # for hand-made candidate lists (``_by_listing``)
     ports: _PortLoads | None = None  # for ``PathSet`` candidates (the flow model's)
     out: dict[str, dict[int, int]] = {}
-    for job in order:
-        picks: dict[int, int] = {}
+    order = list(order)
+    prev_jobs, prev_picks = ([], []) if memo is None or memo.get("fabric") is not view.network_links \
+        else (memo["jobs"], memo["picks"])
+    same = 0
+    while same < len(order) and same < len(prev_jobs) and order[same] is prev_jobs[same]:
+        same += 1
+    for k, job in enumerate(order):
+        picks: dict[int, int] = prev_picks[k] if k < same else {}
         for i, f in enumerate(job.flows):
             rate = f.nbytes / job.iteration_s if job.iteration_s > 0 else 0.0
             if getattr(f.candidates, "routes", None) is not None:
                 if ports is None:
                     ports = _PortLoads(view)
-                picks[i] = ports.choose(f.candidates, rate)
+                if k < same:
+                    ports.take(f.candidates, picks[i], rate)
+                else:
+                    picks[i] = ports.choose(f.candidates, rate)
                 continue
-            best = picks[i] = _by_listing(view, f.candidates, load, rate)
+            best = picks[i] if k < same else _by_listing(view, f.candidates, load, rate)
+            picks[i] = best
             for l in _network_part(view, f.candidates[best]):
                 load[l] = load.get(l, 0.0) + rate / view.capacity[l]
         out[job.job_id] = picks
+    if memo is not None:
+        memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order])
     return out
 
 
@@ -122,11 +140,29 @@ class _PortLoads:
         for j, h in enumerate(cols.tolist()):
             picks[h] = int(k[r, j])
         c = 0
-        for h, (f, w, p, on) in enumerate(zip(first[r].tolist(), width[r].tolist(), picks, net[r].tolist())):
+        for h, (f, w, p) in enumerate(zip(first[r].tolist(), width[r].tolist(), picks)):
             c = c * w + p
+        self._add(first[r].tolist(), width[r].tolist(), picks, net[r].tolist(), rate)
+        return int(offsets[r]) + c
+
+    def _add(self, first: list, width: list, picks: list, on_net: list, rate: float) -> None:
+        """A flow's rate onto the ports it takes, and each bundle's least loaded port kept."""
+        for f, w, p, on in zip(first, width, picks, on_net):
             if on:
                 l = f + p
                 self.load[l] += rate / self.cap[l]
                 if w > 1 and self.least[f] == p:
                     self.least[f] = int(np.argmin(self.load[f:f + w]))
-        return int(offsets[r]) + c
+
+    def take(self, paths, index: int, rate: float) -> None:
+        """Candidate ``index`` taken again (a replayed pick): the same load updates ``choose`` made for it."""
+        _, F, capF, cols, first, width, offsets, net = self._static(paths)
+        if not len(first):
+            return
+        r = int(np.searchsorted(offsets, index, side="right")) - 1
+        rest = index - int(offsets[r])
+        widths = width[r].tolist()
+        picks = [0] * len(widths)
+        for h in range(len(widths) - 1, -1, -1):
+            rest, picks[h] = divmod(rest, widths[h])
+        self._add(first[r].tolist(), widths, picks, net[r].tolist(), rate)

@@ -27,17 +27,18 @@ _BUILTINS: dict[str, tuple[str, str, tuple[PolicyOption, ...]]] = {
              (_LEVELS, _RESERVED, _SEED)),
     "crux-ps": ("dlsched.comm.crux:crux_ps", "CRUX ablation: path selection only", (_LEVELS, _RESERVED, _SEED)),
     "crux-ps-pa": ("dlsched.comm.crux:crux_ps_pa",
-                   "CRUX ablation: path selection and priority assignment, no DAG compression",
+                   "CRUX ablation: path selection and priority assignment, uncompressed (a level per job)",
                    (_LEVELS, _RESERVED, _SEED)),
     "sincronia": ("dlsched.comm.sincronia:Sincronia",
                   "Sincronia (SIGCOMM '18): BSSI order, exponential level classes", (_LEVELS, _RESERVED)),
     "varys": ("dlsched.comm.varys:Varys",
-              "Varys (SIGCOMM '14): smallest effective bottleneck first, equal level blocks", (_LEVELS, _RESERVED)),
+              "Varys (SIGCOMM '14): smallest effective bottleneck first, MADD rates", (_LEVELS, _RESERVED)),
     "cassini": ("dlsched.comm.cassini:Cassini",
                 "CASSINI (NSDI '24): compatible jobs staggered onto distinct levels", (_LEVELS, _RESERVED)),
     "ecmp": ("dlsched.comm.ecmp:Ecmp", "ECMP hashing, no priorities (the default fabric)", ()),
     "taccl": ("dlsched.comm.taccl:Taccl",
-              "TACCL* (NSDI '23, as CRUX extends it): least-congested paths, longest first", ()),
+              "TACCL* (NSDI '23, as CRUX extends it): least-congested paths, longer distance first",
+              (_LEVELS, _RESERVED)),
 }
 
 

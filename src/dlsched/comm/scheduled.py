@@ -36,6 +36,11 @@ class ScheduledContention:
         self.stats.setdefault("comm_assignments", 0)
         self.stats.setdefault("comm_path_changes", 0)
         self.stats.setdefault("comm_level_changes", 0)
+        # contention left once the policy has answered (the flow model's ``largest_group`` also counts a
+        # job's first placement on ECMP paths, before the policy re-pins it): whether priorities have
+        # anything to order in a run
+        self.stats.setdefault("largest_group_after_policy", 0)
+        self.stats.setdefault("contended_after_policy", 0)
 
     # ------------------------------------------------------------------ engine protocol
 
@@ -48,7 +53,11 @@ class ScheduledContention:
             self._count += 1
             self._arrival[job_id] = self._count
         touched = set(self.flow.add(job_id, spec, allocation, cost))
-        return sorted(touched | self._reassign())
+        touched |= self._reassign()
+        size = self.flow.group_size(job_id)
+        self.stats["largest_group_after_policy"] = max(self.stats["largest_group_after_policy"], size)
+        self.stats["contended_after_policy"] += size > 1
+        return sorted(touched)
 
     def remove(self, job_id) -> Iterable[str]:
         self._placed.pop(job_id, None)

@@ -1,8 +1,11 @@
 """Sincronia (Agarwal et al., "Sincronia: Near-Optimal Network Design for Coflows", SIGCOMM '18).
 
-Ordering by Bottleneck-Select-Scale-Iterate: find the most loaded link, put last
-the job with the most bytes on it (all weights 1, so no scaling), repeat on the
-rest.  Compression as Sincronia maps its order onto few levels (and as CRUX's
+Ordering by Bottleneck-Select-Scale-Iterate (the paper's Algorithm 1): find the most
+loaded link ``b``; put last the unordered coflow with the smallest weight per demand
+on it (``w_j / d_jb``); scale the weights of the others on ``b`` by what that coflow
+used (``w_j -= w_last * d_jb / d_last,b``); repeat on the rest.  Weights start at 1
+(the CRUX paper gives none), so the first pick is the most bytes on the bottleneck
+and the scaling then favours, among the rest, those that shared it least.  Compression as Sincronia maps its order onto few levels (and as CRUX's
 Figure 13 shows it): exponentially growing classes, 1 job on the top level, 2 on
 the next, 4 on the next, the rest on the lowest.  Paths stay ECMP.
 Simplification: each job is one coflow whose demand is its bytes per iteration.
@@ -15,8 +18,10 @@ from dataclasses import dataclass
 from dlsched.comm.base import Assignment, CommView, bucket_levels, link_demand, usable_levels
 
 
-def bssi_order(view: CommView) -> list[str]:
+def bssi_order(view: CommView, weights: dict[str, float] | None = None) -> list[str]:
+    """Sincronia's order, first to last (``weights``: each coflow's, default 1)."""
     demand = {j: link_demand(view, j) for j in view.jobs}
+    w = {j: (weights or {}).get(j, 1.0) for j in view.jobs}
     left = set(view.jobs)
     last_first: list[str] = []
     while left:
@@ -28,9 +33,14 @@ def bssi_order(view: CommView) -> list[str]:
             last_first.extend(sorted(left, key=lambda j: (-view.jobs[j].arrival, j)))
             break
         neck = max(load, key=lambda l: (load[l], -l))
-        worst = max((j for j in left if neck in demand[j]), key=lambda j: (demand[j][neck], j))
-        last_first.append(worst)
-        left.discard(worst)
+        on = sorted(j for j in left if demand[j].get(neck, 0.0) > 0)
+        last = min(on, key=lambda j: (w[j] / demand[j][neck], -demand[j][neck], j))  # select
+        d_last = demand[last][neck]
+        for j in on:  # scale: the others on the bottleneck pay for what the last one's weight covered
+            if j != last:
+                w[j] = max(w[j] - w[last] * demand[j][neck] / d_last, 0.0)
+        last_first.append(last)
+        left.discard(last)
     return last_first[::-1]
 
 

@@ -1,30 +1,51 @@
 """TACCL* (after Shah et al., "TACCL: Guiding Collective Algorithm Synthesis using Communication Sketches",
-NSDI '23), the path-selection baseline CRUX compares against.
+NSDI '23), the baseline CRUX builds from TACCL's insight for inter-job scheduling.
 
-TACCL synthesises collective schedules for one job; CRUX's TACCL* extends it to
-many jobs by routing each job's traffic over its least-congested links, placing
-longer-distance traffic first.  Ours: jobs ordered by the longest path any of
-their flows needs (network hops), then by bytes, each flow on the least-congested
-candidate; no priorities (one level).
+CRUX (section 4.4, footnote 3) defines it in one sentence: "TACCL* selects the least congested link for
+each job and prioritizes the traffic with longer transmission distances".  Both halves here:
+
+- paths: jobs ordered by the longest path any of their flows needs (network hops), then by bytes, each
+  flow on its least-congested candidate (the same greedy choice as CRUX's, in TACCL's order);
+- priorities: one strict level per distance class, the longest distance on the top usable level, the
+  next one below, and so on (classes beyond the usable levels share the lowest).  A job's distance is
+  that of its longest flow: its ring moves at the pace of its slowest hop, and the policy sets one level
+  per job, as the flow model does.
+
+What stays simplified: TACCL synthesises a collective's schedule inside one job (its sketches, routing
+and contiguity ILP); none of that intra-job synthesis is modelled, as CRUX's TACCL* also leaves it out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from dlsched.comm.base import Assignment, CommView
+from dlsched.comm.base import Assignment, CommView, usable_levels
 from dlsched.comm.paths import least_congested
 
 
 def distance(view: CommView, job) -> int:
+    """Network hops of the job's longest flow (equal-cost candidates all have the same length)."""
     return max((sum(1 for l in f.candidates[0] if l in view.network_links) for f in job.flows), default=0)
+
+
+def distance_levels(dist: dict[str, int], usable: int, offset: int) -> dict[str, int]:
+    """Longer transmission distance first: the longest class on ``offset``, each shorter one a level below."""
+    classes = sorted(set(dist.values()), reverse=True)
+    rank = {d: min(i, usable - 1) for i, d in enumerate(classes)}
+    return {j: offset + rank[d] for j, d in dist.items()}
 
 
 @dataclass
 class Taccl:
     name: str = "taccl"
+    levels: int = 8
+    reserved: int = 2
+    _paths_memo: dict = field(default_factory=dict, repr=False, compare=False)  # least_congested's, between calls
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
-        order = sorted(view.jobs.values(), key=lambda j: (-distance(view, j), -j.network_bytes, j.arrival, j.job_id))
-        picks = least_congested(view, order)
-        return {j: Assignment(0, picks.get(j)) for j in view.jobs}
+        usable = usable_levels(self.levels, self.reserved)
+        dist = {j.job_id: distance(view, j) for j in view.jobs.values()}
+        order = sorted(view.jobs.values(), key=lambda j: (-dist[j.job_id], -j.network_bytes, j.arrival, j.job_id))
+        picks = least_congested(view, order, self._paths_memo)
+        levels = distance_levels(dist, usable, self.reserved)
+        return {j: Assignment(levels[j], picks.get(j)) for j in view.jobs}

@@ -35,7 +35,6 @@ from dlsched.perf.parallel.adaptive import shared_adaptive_model, shared_estimat
 from dlsched.perf.measured.truth import MeasuredTimes, TruthPerfModel
 from dlsched.policies.crius.policy import deadline_satisfactory_ratio
 from dlsched.policies.registry import make_policy, policy_options
-from dlsched.policies.common.replan_costs import ReplanCosts
 from dlsched.sim import SimConfig, Simulator
 
 CRIUS = ["crius", "crius-ddl", "crius-na", "crius-nh"]
@@ -71,26 +70,14 @@ PAPER = {
 EXPECTED_S = {"testbed": 10.0, "sim": 770.0}
 
 
-def _policy(name: str, setting: str = "derived"):
-    """A policy priced under ``setting``; baselines without cost options get the full-search price."""
+def _policy(name: str, setting: str = "derived", **extra):
+    """A policy priced under ``setting`` by the one cost rule every policy pays (replan_costs.py)."""
     costs = SETTINGS[setting]["costs"]
     declared = {o.name for o in policy_options(name)}
-    opts = {"costs": costs} if "costs" in declared else {}
+    opts = {"costs": costs, **extra}
     if "profile_cells" in declared:
         opts["profile_cells"] = costs == "derived"
-    p = make_policy(name, **opts)
-    if "costs" not in declared:
-        # FCFS and both Gavels re-plan with a full search (Crius 8.1) but declare no cost option
-        replan = ReplanCosts("full", costs)
-        own = p.overhead
-
-        def overhead(cluster, job, old, new, kind):
-            if kind == "migrate" and job.policy_data.get("rotating"):
-                return own(cluster, job, old, new, kind)  # Gandiva's round-robin inside a server
-            return replan.seconds(cluster, job, new, kind)
-
-        p.overhead = overhead
-    return p
+    return make_policy(name, **opts)
 
 
 def engine_perf(cluster, setting: str = "derived", seed: int = 0):

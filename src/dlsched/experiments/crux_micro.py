@@ -34,7 +34,7 @@ from dlsched.comm.crux import Crux
 from dlsched.comm.scheduled import build_view
 from dlsched.comm.sincronia import Sincronia, bssi_order
 from dlsched.comm.taccl import Taccl
-from dlsched.comm.varys import Varys, effective_bottleneck
+from dlsched.comm.varys import balanced_levels, effective_bottleneck
 from dlsched.network.contention import FlowContention
 from dlsched.network.topologies import clos
 
@@ -139,7 +139,7 @@ def run_case(case: Case, seed: int) -> dict[str, dict[str, float]]:
     best = max(score(case, None, dict(zip(ids, c))) for c in itertools.product(range(LEVELS), repeat=len(ids)))
     no_ps = Crux(select_paths=False, levels=LEVELS, reserved=0, seed=seed)
     plans = {"crux": no_ps.assign(view), "sincronia": Sincronia(levels=LEVELS, reserved=0).assign(view),
-             "varys": Varys(levels=LEVELS, reserved=0).assign(view)}
+             "varys": {j: Assignment(lv) for j, lv in balanced_levels(view, LEVELS, 0).items()}}
     out["priority compression"] = {m: score(case, None, {j: a.level for j, a in p.items()}) / best
                                    for m, p in plans.items()}
     return out

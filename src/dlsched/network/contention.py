@@ -46,6 +46,7 @@ class _Job:
     flow_bytes: float
     solo_rate: float  # bytes/s per flow alone: its narrowest link's share
     lc: dict  # link id -> the job's flows on it
+    link_list: list  # ``links`` as ints, iterated at every group search
 
 
 class FlowContention:
@@ -75,6 +76,10 @@ class FlowContention:
         self._cache: dict = {}
         self._util: dict[int, float] = {}
         self._util_dirty: set[int] = set()
+        # links whose flows at solo rates overfill them (``_contended``), kept as jobs come and go: the
+        # group search and the solve read it for every link of every job in a group
+        self._hot: set[int] = set()
+        self._names: dict[int, str] = {}  # link id -> its name, for the utilisation rows
         self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "bounded_groups": 0,
                       "largest_group": 0}
         if self.charge_self:
@@ -188,12 +193,15 @@ class FlowContention:
                 total, comm = total + D - D_spread, comm + D - D_spread
                 self.stats["self_collided"] += 1
         job = _Job(traffic, links, counts, float(total), float(comm), D, float(total) - D,
-                   self._levels.get(job_id, 0), flow_bytes, solo_rate, lc)
+                   self._levels.get(job_id, 0), flow_bytes, solo_rate, lc, links.tolist())
         self._jobs[job_id] = job
-        for l, n in zip(links.tolist(), counts.tolist()):
+        for l, n in zip(job.link_list, counts.tolist()):
             self._link_jobs.setdefault(l, set()).add(job_id)
             self._demand[l] = self._demand.get(l, 0.0) + n * solo_rate
+            self._heat(l)
         self._time[job_id] = (job.total, job.comm)
+        for l in job.link_list:  # its share of every link it crosses (its time may not change in the solve)
+            self._mark_util(l)
         touched = old_neighbours | {job_id} | self._neighbours(job_id)
         before.update({j: self._time.get(j) for j in touched if j not in before})
         before[job_id] = None
@@ -238,6 +246,10 @@ class FlowContention:
             out["self_collisions"] = "charged"
         return out
 
+    def group_size(self, job_id: str) -> int:
+        """How many jobs (the job included) share its contention group now: 1 when nothing can slow it."""
+        return len(self._component(job_id)) if job_id in self._jobs else 0
+
     def traffic(self, job_id: str) -> JobTraffic:
         return self._jobs[job_id].traffic
 
@@ -249,7 +261,13 @@ class FlowContention:
 
     def drain_utilisation(self) -> list[tuple[str, float]]:
         """(link name, utilisation) of network links whose utilisation changed since the last call."""
-        out = [(self.graph.link_name(l), float(self._util.get(l, 0.0))) for l in sorted(self._util_dirty)]
+        names = self._names
+        out = []
+        for l in sorted(self._util_dirty):
+            name = names.get(l)
+            if name is None:
+                name = names[l] = self.graph.link_name(l)
+            out.append((name, float(self._util.get(l, 0.0))))
         self._util_dirty.clear()
         return out
 
@@ -276,7 +294,7 @@ class FlowContention:
 
     def _neighbours(self, job_id: str) -> set[str]:
         out: set[str] = set()
-        for l in self._jobs[job_id].links.tolist():
+        for l in self._jobs[job_id].link_list:
             out |= self._link_jobs[l]
         out.discard(job_id)
         return out
@@ -287,13 +305,16 @@ class FlowContention:
     def _unregister(self, job_id: str) -> set[str]:
         neighbours = self._neighbours(job_id)
         job = self._jobs.pop(job_id)
-        for l, n in zip(job.links.tolist(), job.counts.tolist()):
+        for l, n in zip(job.link_list, job.counts.tolist()):
             s = self._link_jobs[l]
             s.discard(job_id)
             self._demand[l] -= n * job.solo_rate
             if not s:
                 del self._link_jobs[l]
                 del self._demand[l]
+                self._hot.discard(l)
+            else:
+                self._heat(l)
             self._mark_util(l)
         return neighbours
 
@@ -305,15 +326,22 @@ class FlowContention:
         """
         return len(self._link_jobs[l]) > 1 and self._demand[l] > self._capacity[l] * (1.0 + 1e-9)
 
+    def _heat(self, l: int) -> None:
+        """Keep ``_hot`` (the contended links) right for link ``l`` after its jobs or demand changed."""
+        if self._contended(l):
+            self._hot.add(l)
+        else:
+            self._hot.discard(l)
+
     def _component(self, start: str) -> list[str]:
         seen = {start}
         stack = [start]
+        hot = self._hot
         while stack:
             j = stack.pop()
-            for l in self._jobs[j].links.tolist():
-                members = self._link_jobs[l]
-                if self._contended(l):
-                    for o in members:
+            for l in self._jobs[j].link_list:
+                if l in hot:
+                    for o in self._link_jobs[l]:
                         if o not in seen:
                             seen.add(o)
                             stack.append(o)
@@ -336,7 +364,8 @@ class FlowContention:
             return
         jobs = [self._jobs[j] for j in group]
         # links that never bind stay out; each job's own narrowest link caps it (its solo rate)
-        shared = sorted(l for l in set().union(*(set(j.links.tolist()) for j in jobs)) if self._contended(l))
+        hot = self._hot
+        shared = sorted({l for j in jobs for l in j.link_list if l in hot})
         desc = [(job.total - job.comm, job.start, job.D, job.solo_rate, job.level) for job in jobs]
         order = sorted(range(len(group)), key=lambda i: (desc[i], group[i]))
         pos = {group[i]: k for k, i in enumerate(order)}
@@ -374,9 +403,12 @@ class FlowContention:
                 self._set_time(j, (job.total, job.comm))
 
     def _set_time(self, job_id: str, value: tuple[float, float]) -> None:
+        # a link's utilisation is recomputed when a job on it changes time, joins or leaves (``_place``,
+        # ``_unregister``): with this job's time unchanged, it would come out as it last did
+        if self._time.get(job_id) == value:
+            return
         self._time[job_id] = value
-        job = self._jobs[job_id]
-        for l in job.links.tolist():
+        for l in self._jobs[job_id].link_list:
             self._mark_util(l)
 
     def _mark_util(self, l: int) -> None:

@@ -121,7 +121,9 @@ class PathTable:
     def __init__(self, graph: LinkGraph):
         self.g = graph
         switches = [n for n, layer in graph.layers.items() if layer != "nic"]
-        self._fabric = graph.graph.subgraph(switches)
+        # a copy, not a subgraph view: a view filters every node it visits, and the shortest-path
+        # searches between ToR pairs then spent most of their time in that filter
+        self._fabric = graph.graph.subgraph(switches).copy()
         self._tor_paths: dict[tuple[str, str], list[tuple[str, ...]]] = {}
         self._nic_paths: dict[tuple[str, str], PathSet] = {}
         self._bundles: dict[tuple[str, str], tuple[int, ...]] = {}  # one shared tuple per hop

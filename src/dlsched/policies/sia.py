@@ -81,13 +81,13 @@ from scipy.sparse import csc_array
 
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.parallel.adaptive import shared_estimator
-from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
+from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius.common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
 from dlsched.policies.gavel.highs_lp import assignment_columns, pass_box_model
 from dlsched.policies.gavel.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
-from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.workload.models import get_model
 
 
@@ -162,7 +162,7 @@ def shape_key(job: JobState) -> tuple:
 
 
 @register("sia")
-class Sia(JobPolicy):
+class Sia(ChargesReplanning, JobPolicy):
     name = "sia"
     summary = "Sia: per-round ILP over (GPU type, count) per job maximising normalised goodput, restart-aware"
     paper = ("Jayaram Subramanya et al., Sia: Heterogeneity-aware, Goodput-optimized ML-cluster Scheduling, "
@@ -183,7 +183,7 @@ class Sia(JobPolicy):
         self.window = window
         self.power = power
         self.resolve_s = resolve_s
-        self.replan = ReplanCosts("full", costs, plan_s)
+        self.set_costs(costs, plan_s)
         self.reset()
 
     def reset(self) -> None:
@@ -202,10 +202,6 @@ class Sia(JobPolicy):
         mean = 1.0 - self._value_sum / self._bound_sum if self._bound_sum > 0 else 0.0
         return {"solves": self.solves, "mip_solves": self.mip_solves, "gap_mean_pct": 100 * mean,
                 "gap_worst_pct": 100 * self._worst_gap}
-
-    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
-                 kind: str) -> float | None:
-        return self.replan.seconds(cluster, job, new, kind)
 
     def _configs_of(self, cluster: Cluster, job: JobState) -> Configs:
         key = shape_key(job)

@@ -12,20 +12,19 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import locale
 import math
+from operator import attrgetter
 from dataclasses import fields
 from pathlib import Path
 
 from dlsched.errors import InputError, InvariantError
+from dlsched.report.columns import write_rows
 from dlsched.report.records import JobRecord, TimeSeries
 
 
-def _fmt(v):
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return repr(round(v, 6))
-    return v
+_CHUNK = 16_384  # rows formatted at a time: a million rows' texts at once would take ~1 GiB
+_FIELDS = tuple(f.name for f in fields(JobRecord))
 
 
 def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary: dict,
@@ -34,22 +33,30 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
     inputs and seed) and, when given, ``timing.json``: wall-clock measurements of the run."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "jobs.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(JobRecord.columns())
-        for r in records:
-            w.writerow([_fmt(v) for v in r.row()])
-    cols = series.columns()
-    with open(out / "series.csv", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(list(cols))
-        for row in zip(*cols.values()):
-            w.writerow([_fmt(v) for v in row])
+    # written a block of rows at a time, column by column (report/columns.py: same bytes as
+    # formatting each field through ``fmt_value`` and the csv module)
+    enc = locale.getpreferredencoding(False)  # what open() in text mode would encode with
+    with open(out / "jobs.csv", "wb") as f:
+        f.write((",".join(JobRecord.columns()) + "\n").encode(enc))
+        for i in range(0, len(records), _CHUNK):
+            write_rows(f, _record_columns(records[i:i + _CHUNK]), enc)
+    cols = list(series.columns().items())
+    with open(out / "series.csv", "wb") as f:
+        f.write((",".join(name for name, _ in cols) + "\n").encode(enc))
+        for i in range(0, len(series.time), _CHUNK):
+            write_rows(f, [c[i:i + _CHUNK] for _, c in cols], enc)
     doc = {"summary": summary, "params": params}
     (out / "summary.json").write_text(strict_json(doc))
     if timings is not None:
         (out / "timing.json").write_text(strict_json(timings))
     return out
+
+
+def _record_columns(records: list[JobRecord]) -> list[list]:
+    """``records`` as columns in ``JobRecord.columns()`` order (the last, jct, computed)."""
+    cols = [list(map(attrgetter(name), records)) for name in _FIELDS]
+    cols.append([r.jct for r in records])
+    return cols
 
 
 def non_finite(doc, path: str = "") -> str | None:

@@ -46,12 +46,21 @@ def runs_predicate(cluster: Cluster, perf):
             cache[key] = hit
         return hit
 
-    def runs(spec, n: int) -> bool:
+    def check(spec, n: int) -> bool:
         if spec.gpu_type:
             t = cluster.type_id(spec.gpu_type)
             return int(cluster.type_gpus[t]) >= n and on_type(spec, n, t)
         types = [t for t in range(len(cluster.gpu_types)) if int(cluster.type_gpus[t]) >= n]
         return bool(types) and all(on_type(spec, n, t) for t in types)
+
+    answers: dict[tuple, bool] = {}  # one lookup per job: a million jobs share a few hundred keys
+
+    def runs(spec, n: int) -> bool:
+        key = (spec.model, spec.params, spec.batch_size, spec.gpu_type, n)
+        hit = answers.get(key)
+        if hit is None:
+            hit = answers[key] = check(spec, n)
+        return hit
     return runs
 
 
@@ -128,7 +137,8 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
         info = {"trace": "synthetic:philly_like", "synthetic_jobs": n, "synthetic_days": days}
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=wl.skip_bad_rows, source=source)
     skipped.extend(bad)
-    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=wl.fit_requests, where=_checked_on(cluster))
+    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=wl.fit_requests, where=_checked_on(cluster),
+                       why=getattr(perf, "refusal", None))
     if fit.bad and not wl.skip_bad_rows:
         first = fit.bad[0]
         more = f" ({len(fit.bad) - 1} more such job(s))" if len(fit.bad) > 1 else ""
@@ -137,6 +147,8 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
     jobs = fit.jobs
     if hasattr(perf, "forget_counts"):  # a replayed table reports what the run priced, not this check
         perf.forget_counts()
+    if hasattr(perf, "prepare_jobs"):  # a replay of a round-based simulator moves arrivals to its rounds
+        jobs = perf.prepare_jobs(jobs)
     skipped.extend(SkippedRow(b.line, "num_gpus", b.reason) for b in fit.bad)
     info["fit_requests"] = bool(wl.fit_requests)
     if fit.changes:

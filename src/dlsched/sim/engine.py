@@ -81,6 +81,14 @@ class SimResult:
     # from a contention model that reports them (the flow model: links.csv)
 
 
+def _shaping(cfg: SimConfig) -> dict:
+    """The settings that shape a run's results: the event log is only kept or not, so a run
+    with and without it writes the same summary."""
+    d = asdict(cfg)
+    del d["record_events"]
+    return d
+
+
 class Simulator:
     def __init__(self, cluster: Cluster, policy: JobPolicy, jobs: list[JobSpec],
                  perf: PerfModel | None = None, config: SimConfig | None = None,
@@ -222,7 +230,7 @@ class Simulator:
         wall = _time.perf_counter() - self._wall0
         summary = summarize(core.records, self.series, self.cluster.num_gpus)
         params = {"cluster": self.cluster.name, "num_gpus": self.cluster.num_gpus, "jobs": len(self.specs),
-                  **self.policy.describe(), **self.perf.describe(), "sim": asdict(cfg)}
+                  **self.policy.describe(), **self.perf.describe(), "sim": _shaping(cfg)}
         stats = {"wall_s": wall, "events": self.events, "events_per_s": self.events / wall if wall > 0 else 0.0,
                  "schedule_calls": self.sched_calls, "schedule_s": self.sched_time, "policy": self.policy.timings()}
         if hasattr(self.contention, "describe"):

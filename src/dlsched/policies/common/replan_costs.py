@@ -1,4 +1,29 @@
-"""What re-planning and Cell profiling cost, derived from our own search model or the authors' constants.
+"""The one cost rule: what a change of a job's GPUs or parallelism plan costs, for every policy.
+
+**The rule.**  Every job policy (``ChargesReplanning``) pays, for each change
+that places a job (start, resume, migrate, resize, replan), the seconds
+``ReplanCosts.seconds`` returns, and nothing else:
+
+1. a change onto a (GPU type, GPU count) the job already has a plan for costs
+   0 s (checkpoint-resume, charged 0 s by the Crius authors' simulator);
+2. a change onto a new shape costs one plan search for it, priced by the search
+   the policy runs (Crius's Cell-guided pruned search, or the full search every
+   other policy needs to run its jobs at their adaptive-parallelism optimum);
+   with derived costs a model that only runs data-parallel has one plan and no
+   search (0 s); the authors' constants charge every model alike, as their
+   simulator (whose models all have a plan space) does;
+3. a Crius job's Cells are profiled once, at its first start (derived costs);
+   the GPU types are profiled in parallel (Crius 8.2), so the charge is the
+   largest per-type profiling time, not their sum.
+
+Only the search differs between policies, which is the mechanism the Crius paper
+credits; the price of a plan, the shapes that need one and what resuming costs
+are the same for all.  Mode flips on the same GPUs (pack, slice) are not plan
+changes and keep the engine's default (0 s).  Policies whose own papers measure
+a mechanism's cost (Gandiva's suspend-resume of time-slicing) pay that where it
+exceeds the rule, never less than the rule.
+
+What re-planning and Cell profiling cost, derived from our own search model or the authors' constants.
 
 A job that changes shape must find a parallel plan for it before it trains
 again.  Two settings (``ReplanCosts.mode``):
@@ -11,7 +36,7 @@ again.  Two settings (``ReplanCosts.mode``):
   the full search over every stage count and (dp, tp) per stage
   (``full_search_plans``).  On top, a Crius job's Cells are profiled once at
   its first start when ``profile_cells`` is on: 2 plans per Cell (about 1 minute
-  per Cell), at most 30 minutes per job (section 8.2).  The baselines' data-
+  per Cell, the types in parallel), at most 30 minutes per job (section 8.2).  The baselines' data-
   parallel profiles are *not* charged (the paper charges none), which favours
   the baselines.
 * ``authors``: the constants of the Crius authors' simulator
@@ -31,6 +56,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from dlsched.cluster.topology import Cluster
+from dlsched.core.actions import PLACEMENTS
 from dlsched.perf.parallel.partition import stage_counts, stage_partition
 from dlsched.perf.parallel.profile import profile
 from dlsched.perf.parallel.space import space_size
@@ -67,6 +93,12 @@ def _full_plans(model, gpus_per_node: int, n: int) -> int:
                for ns in stage_counts(n, profile(model).n_layers))
 
 
+@lru_cache(maxsize=None)
+def _data_parallel_only(model: str, params) -> bool:
+    # cached by name: the rule is asked on every start, and FCFS starts a million jobs in seconds
+    return layer_traits(get_model(model, params)) is None
+
+
 @dataclass(frozen=True)
 class ReplanCosts:
     """One policy's re-planning prices: ``search`` is "cell" (Crius) or "full" (the baselines)."""
@@ -83,12 +115,12 @@ class ReplanCosts:
             raise InputError(f"costs must be one of {', '.join(MODES)}, not {self.mode!r}", field="costs")
 
     def plans(self, cluster: Cluster, job: JobState, shape: tuple[int, int]) -> int:
-        """Plans the search profiles to re-plan ``job`` for ``shape`` (type index, GPUs)."""
+        """Plans the search profiles to re-plan ``job`` for ``shape`` (type index, GPUs); 0: no search."""
         from dlsched.perf.parallel.adaptive import shared_estimator
 
+        if _data_parallel_only(job.spec.model, job.spec.params):
+            return 0  # one plan (data parallel): nothing to search, the job starts at once
         model = get_model(job.spec.model, job.spec.params)
-        if layer_traits(model) is None:
-            return 1  # a data-parallel-only model has one plan to check
         est = shared_estimator(cluster)
         gpu = cluster.gpu_types[shape[0]].name
         if self.search == "full":
@@ -118,6 +150,11 @@ class ReplanCosts:
             s += self.profiling(int(job.policy_data.get("_cells", 0)))
         return s
 
+    @property
+    def free_for_data_parallel(self) -> bool:
+        """A data-parallel-only job pays nothing here: derived costs and no Cell profiling."""
+        return self.mode == "derived" and not self.profile_cells
+
     def profiling(self, cells: int) -> float:
         """Seconds to profile ``cells`` Cells of one job (section 8.2), capped per job."""
         return min(cells * PLANS_PER_CELL * self.plan_s, JOB_PROFILE_CAP_S)
@@ -125,3 +162,40 @@ class ReplanCosts:
     def describe(self) -> dict:
         return {"costs": self.mode, "search": self.search, "plan_s": self.plan_s,
                 "profile_cells": self.profile_cells}
+
+
+class ChargesReplanning:
+    """Mixin (before ``JobPolicy`` in the bases): the policy's ``overhead`` is the one cost rule.
+
+    ``replan_search`` names the plan search the policy runs: "full" unless the
+    policy has a cheaper one of its own (Crius's Cells: "cell").  A policy built
+    without calling ``set_costs`` pays the rule's defaults (derived costs).
+    """
+
+    replan_search: str = "full"
+    replan: ReplanCosts | None = None
+    _free_dp = True  # the default rule's ``free_for_data_parallel``
+
+    def set_costs(self, costs: str = "derived", plan_s: float = PLAN_PROFILE_S,
+                  profile_cells: bool = False) -> None:
+        self.replan = ReplanCosts(self.replan_search, costs, plan_s, profile_cells)
+        self._free_dp = self.replan.free_for_data_parallel
+
+    def cost_rule(self) -> ReplanCosts:
+        rule = self.replan
+        if rule is None:
+            self.set_costs()
+            rule = self.replan
+        return rule
+
+    def describe(self) -> dict:
+        return {**super().describe(), **self.cost_rule().describe()}  # type: ignore[misc]
+
+    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
+                 kind: str) -> float | None:
+        if kind not in PLACEMENTS:
+            return None  # a sharing-mode flip on the same GPUs: no new plan (engine default)
+        spec = job.spec
+        if self._free_dp and _data_parallel_only(spec.model, spec.params):
+            return 0.0  # one plan, no search, no Cells: asked on every start, so answered first
+        return self.cost_rule().seconds(cluster, job, new, kind)

@@ -41,15 +41,14 @@ import itertools
 import time
 from statistics import median
 
-from dlsched.cluster.topology import Cluster
 from dlsched.perf.parallel.adaptive import shared_estimator
-from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
+from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, ShapeTable,
                                            apply_targets, resolve_type, shape_of)
 from dlsched.policies.crius.search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
                                           cached_release)
 from dlsched.policies.options import PolicyOption
-from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, PROFILE_OPTION, ReplanCosts
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, PROFILE_OPTION, ChargesReplanning
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
@@ -66,7 +65,7 @@ def crius_counts(n_g: int, adaptive: bool = True) -> list[int]:
 
 
 @register("crius")
-class Crius(JobPolicy):
+class Crius(ChargesReplanning, JobPolicy):
     name = "crius"
     summary = "Cell-based scheduling with adaptive parallelism on heterogeneous GPUs (Algorithm 1)"
     paper = "Xue et al., A Codesign of Scheduling and Parallelization for Large Model Training in Heterogeneous Clusters"
@@ -84,6 +83,7 @@ class Crius(JobPolicy):
         PolicyOption("fewest_moves", bool, False, "free GPUs with the fewest moves that suffice"),
         *COST_OPTIONS, PROFILE_OPTION,
     )
+    replan_search = "cell"  # Cell-guided tuning (section 5.2) under the one cost rule
     adaptive = True  # GPU-count scaling (off in Crius-NA)
     heterogeneous = True  # GPU-type scaling (off in Crius-NH)
     deadline_aware = False
@@ -107,7 +107,7 @@ class Crius(JobPolicy):
         self.crowded_per_gpu = crowded_per_gpu
         self.fewest_moves = fewest_moves
         # re-planning: Cell-guided tuning (section 5.2) priced by our search model, or the authors' constants
-        self.replan = ReplanCosts("cell", costs, plan_s, profile_cells)
+        self.set_costs(costs, plan_s, profile_cells)
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -163,10 +163,6 @@ class Crius(JobPolicy):
         self._est_time.pop(job.job_id, None)
         self._opp.pop(job.job_id, None)
 
-    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
-                 kind: str) -> float | None:
-        return self.replan.seconds(cluster, job, new, kind)
-
     # ------------------------------------------------------------------ Cells
 
     def _types_for(self, cluster, job: JobState) -> list[int]:
@@ -187,7 +183,8 @@ class Crius(JobPolicy):
             found = self._cells_of[key] = self._estimate_cells(cluster, job)
         thr, times, n_cells = found
         tab = ShapeTable.build(thr)
-        # Cells profiled for this job (section 8.2), charged at its first start by ``self.replan``
+        # Cells profiled for this job on its slowest-to-profile type (section 8.2), charged at its
+        # first start by the cost rule
         job.policy_data["_cells"] = n_cells
         self._tables[job.job_id] = tab
         self._est_time[job.job_id] = dict(times)
@@ -209,7 +206,12 @@ class Crius(JobPolicy):
                 if cell is not None:
                     thr[(t, n)] = cell.throughput
                     times[(t, n)] = cell.iter_time
-        n_cells = sum(len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n)) for t, n in thr)
+        # the GPU types are profiled in parallel (section 8.2), so the job waits for the type with
+        # the most Cells, not for all of them one after another
+        per_type: dict[int, int] = {}
+        for t, n in thr:
+            per_type[t] = per_type.get(t, 0) + len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n))
+        n_cells = max(per_type.values(), default=0)
         return thr, times, n_cells
 
     def _table(self, cluster, job: JobState) -> ShapeTable:

@@ -25,19 +25,18 @@ from __future__ import annotations
 
 import heapq
 
-from dlsched.cluster.topology import Cluster
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, apply_targets, power_counts, queued_jobs,
                                            resolve_type)
 from dlsched.policies.options import PolicyOption
-from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ReplanCosts
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
 from dlsched.workload.models import get_model
 
 
 @register("elasticflow-ls")
-class ElasticFlowLS(JobPolicy):
+class ElasticFlowLS(ChargesReplanning, JobPolicy):
     name = "elasticflow-ls"
     summary = "elastic homogeneous scheduling: minimum satisfactory share, then greedy marginal-return growth"
     paper = "Gu et al., ElasticFlow: An Elastic Serverless Training Platform for Distributed Deep Learning, ASPLOS 2023"
@@ -53,7 +52,7 @@ class ElasticFlowLS(JobPolicy):
         self.period = round_s
         self.schedule_on_events = False
         self.loosen = loosen
-        self.replan = ReplanCosts("full", costs, plan_s)  # a full plan search per new shape (Crius 8.1)
+        self.set_costs(costs, plan_s)  # a full plan search per new shape (Crius 8.1)
         self.reset()
 
     def reset(self) -> None:
@@ -64,10 +63,6 @@ class ElasticFlowLS(JobPolicy):
     def on_finish(self, job: JobState, now: float) -> None:
         self._thr.pop(job.job_id, None)
         self._admitted.pop(job.job_id, None)
-
-    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
-                 kind: str) -> float | None:
-        return self.replan.seconds(cluster, job, new, kind)
 
     def _profile(self, cluster, job: JobState) -> tuple[int, dict[int, float], dict[int, float]]:
         hit = self._thr.get(job.job_id)

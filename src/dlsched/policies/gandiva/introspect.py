@@ -33,9 +33,11 @@ def signature(plan: Plan, jid: str) -> tuple:
 
 def observe(view: ClusterView, plan: Plan, now: float, window_s: float) -> None:
     """Close every profiling window that has run its length unchanged; start those that changed."""
+    progress_of, at = view.progress_of, view.now  # view.progress(job), without its call
+    gpus, sharing, mode = plan.gpus, plan.sharing, plan.mode
     for jid, job in plan.jobs.items():
-        sig = signature(plan, jid)
-        done = view.progress(job)
+        sig = gpus[jid], mode(jid), sharing(jid)  # signature(), inlined: every job, every round
+        done = progress_of(job, at)
         win = job.policy_data.get("win")
         if win is not None and win[2] == sig and now - win[0] >= window_s - 1e-9:
             # from when it could run again: a move's downtime is the move's cost, not the placement's speed

@@ -84,23 +84,41 @@ class Plan:
         np.minimum(self.scratch.occupancy, 1, out=self.scratch.occupancy)
         holders, gpu_node, on_node, demands, held = self.holders, self._gpu_node, self._on_node, \
             self._demands, self._held
+        jobs, planned, packed = self.jobs, self.gpus, self.packed
+        # built at every call from every running job: the loop is written out for speed
         for j in view.running():
-            jid, gpus = j.job_id, j.allocation.gpus
-            self.jobs[jid] = j
-            self.gpus[jid] = gpus
-            if j.allocation.mode == "packed":
-                self.packed.add(jid)
-            if len(gpus) == 1:  # most jobs: no per-node tally needed
+            alloc, spec = j.allocation, j.spec
+            jid, gpus = spec.job_id, alloc.gpus
+            jobs[jid] = j
+            planned[jid] = gpus
+            if alloc.mode == "packed":
+                packed.add(jid)
+            demand = spec.num_gpus
+            if len(gpus) == 1:  # most jobs: one GPU, one node
                 g = gpus[0]
+                hold = holders.get(g)
+                if hold is None:
+                    holders[g] = [jid]
+                else:
+                    hold.append(jid)
+                node = gpu_node[g]
+                on = on_node.get(node)
+                if on is None:
+                    on_node[node] = {jid: 1}
+                else:
+                    on[jid] = 1
+                held[node] = held.get(node, 0) + 1
+                dem = demands.get(node)
+                if dem is None:
+                    demands[node] = {demand: 1}
+                else:
+                    dem[demand] = dem.get(demand, 0) + 1
+                continue
+            per_node = {}
+            for g in gpus:
                 holders.setdefault(g, []).append(jid)
-                per_node = {gpu_node[g]: 1}
-            else:
-                per_node = {}
-                for g in gpus:
-                    holders.setdefault(g, []).append(jid)
-                    node = gpu_node[g]
-                    per_node[node] = per_node.get(node, 0) + 1
-            demand = j.spec.num_gpus
+                node = gpu_node[g]
+                per_node[node] = per_node.get(node, 0) + 1
             for node, k in per_node.items():  # what _index does, one job-node at a time
                 on_node.setdefault(node, {})[jid] = k
                 held[node] = held.get(node, 0) + k
@@ -119,8 +137,8 @@ class Plan:
                         share[h] = k
         self.touched: set[int] = set()  # GPUs whose holders changed: only their jobs can change mode
         self.repacked: set[str] = set()  # jobs whose packed flag the policy set or cleared
-        for jid, job in self.jobs.items():  # left alone by a co-tenant that finished: back to exclusive
-            if job.allocation.mode != "exclusive" and self.sharing(jid) == 1:
+        for jid, job in jobs.items():  # left alone by a co-tenant that finished: back to exclusive
+            if job.allocation.mode != "exclusive" and share[jid] == 1:
                 self.repacked.add(jid)
 
     # ------------------------------------------------------------------ questions

@@ -40,12 +40,13 @@ from dlsched.policies.gandiva.introspect import (deslice, defragment, grow_all, 
                                                  undo_slower_growth)
 from dlsched.policies.gandiva.plan import Plan
 from dlsched.policies.gandiva.reactive import place_new
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 
 
 @register("gandiva")
-class Gandiva(JobPolicy):
+class Gandiva(ChargesReplanning, JobPolicy):
     name = "gandiva"
     # overhead() models mechanisms (suspend/resume, migration) by the paper's measurements; a live
     # engine pays those for real, so it must not hold a launch back for them as well
@@ -71,13 +72,15 @@ class Gandiva(JobPolicy):
         PolicyOption("migrate_s_per_gb", float, 0.5, "migration per GB of checkpoint", minimum=0.0),
         PolicyOption("migrate_inter_server_s", float, 1.0, "extra for a checkpoint sent to another server",
                      minimum=0.0),
+        *COST_OPTIONS,
     )
 
     def __init__(self, quantum_s: float = 60.0, packing: bool = True, migration: bool = True,
                  grow_shrink: bool = True, grow_idle_s: float = 300.0, pack_margin: float = 0.0,
                  defrag_threshold: int = 1, suspend_min_s: float = 0.1, suspend_max_s: float = 1.0,
                  suspend_s_per_gb: float = 0.4, migrate_min_s: float = 1.0, migrate_max_s: float = 3.5,
-                 migrate_s_per_gb: float = 0.5, migrate_inter_server_s: float = 1.0):
+                 migrate_s_per_gb: float = 0.5, migrate_inter_server_s: float = 1.0, costs: str = "derived",
+                 plan_s: float = PLAN_PROFILE_S):
         if quantum_s <= 0:
             raise ValueError("quantum_s must be positive")
         self.quantum_s = float(quantum_s)
@@ -85,6 +88,7 @@ class Gandiva(JobPolicy):
         self.grow_idle_s, self.pack_margin, self.defrag_threshold = grow_idle_s, pack_margin, defrag_threshold
         self.suspend = (suspend_min_s, suspend_max_s, suspend_s_per_gb)
         self.migrate = (migrate_min_s, migrate_max_s, migrate_s_per_gb, migrate_inter_server_s)
+        self.set_costs(costs, plan_s)
         self.reset()
 
     def reset(self) -> None:
@@ -102,6 +106,16 @@ class Gandiva(JobPolicy):
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
+        # the one cost rule (re-planning a new shape) is the least it pays; Gandiva's own measured
+        # mechanism costs (suspend-resume, migration) count where they are larger
+        rule = super().overhead(cluster, job, old, new, kind)
+        own = self._mechanism_s(cluster, job, old, new, kind)
+        if rule is None:
+            return own
+        return rule if own is None else max(rule, own)
+
+    def _mechanism_s(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
+                     kind: str) -> float | None:
         if kind == "resume":
             return self.suspend_resume_s(job)
         if kind not in ("migrate", "resize") or old is None:
@@ -175,12 +189,16 @@ class Gandiva(JobPolicy):
         """Each running job's share of a GPU since the last call: what round-robin evens out."""
         if self._last_call is not None and now > self._last_call:
             dt = now - self._last_call
+            sharing = plan.sharing
             for jid, job in plan.jobs.items():
-                if "served" in job.policy_data:
-                    job.policy_data["served"] += dt / plan.sharing(jid)
+                pd = job.policy_data
+                if "served" in pd:
+                    pd["served"] += dt / sharing(jid)
         for jid, job in plan.jobs.items():
-            job.policy_data.pop("rotating", None)  # set by this call's rotation only
-            if "served" not in job.policy_data:
+            pd = job.policy_data
+            if "rotating" in pd:
+                del pd["rotating"]  # set by this call's rotation only
+            if "served" not in pd:
                 # a newcomer joins the round-robin level with its server's least-served job
                 # (starting from zero would hand it every unshared GPU until it caught up)
                 node = plan.node_of(plan.gpus[jid][0])

@@ -21,11 +21,64 @@ It asks to be called at the next round while jobs wait.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
+from dlsched.cluster.freemap import nodes_of_type
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
+
+
+_submitted = attrgetter("spec.submit_time", "spec.job_id")
+
+
+class _NodeRoom:
+    """Whether some node could hold a spread job once its own GPUs are freed, from the free
+    counts alone.  The consolidation loop leaves the scratch map as it found it until a move
+    succeeds (and then stops), so the most free GPUs on one node, per type, are read once;
+    a best-fit search on a scratch map walks every node, for each spread job at each call."""
+
+    def __init__(self, scratch):
+        c = scratch.cluster
+        self.free = scratch._nf
+        self.node_of, _, self.node_type, _ = scratch._lists
+        self.exact = scratch.first_free  # topology-oblivious placement has its own rule: no shortcut
+        nf = scratch.node_free
+        self.most = {None: int(nf.max()) if len(nf) else 0}
+        self.most.update((t, int(nf[nodes].max()) if len(nodes) else 0)
+                         for t, nodes in enumerate(nodes_of_type(c)))
+
+    def may_hold(self, own, t: int | None, per_node) -> bool:
+        """``per_node``: (node, the job's GPUs there) for each node of ``own``."""
+        if self.exact:
+            return True
+        n = len(own)
+        if self.most[t] >= n:
+            return True
+        free, node_type = self.free, self.node_type
+        return any(free[node] + k >= n for node, k in per_node if t is None or node_type[node] == t)
+
+
+def _gpus_by_type(c, jobs) -> dict[int | None, int]:
+    """GPUs the jobs hold, per type of each one's first GPU (the type ``_by_preempting`` checks),
+    and in all under None."""
+    out: dict[int | None, int] = {None: 0}
+    for e in jobs:
+        gpus = e.allocation.gpus
+        t = int(c.gpu_type_idx[gpus[0]])
+        out[t] = out.get(t, 0) + len(gpus)
+        out[None] += len(gpus)
+    return out
+
+
+def _per_node(gpu_node, gpus) -> tuple[tuple[int, int], ...]:
+    mine: dict[int, int] = {}
+    for g in gpus:
+        node = int(gpu_node[g])
+        mine[node] = mine.get(node, 0) + 1
+    return tuple(mine.items())
 
 
 @register("timeslice")
@@ -50,6 +103,7 @@ class TimeSlice(JobPolicy):
         # "slice" (while running: when its present slice began)
         self._origin: float | None = None  # rounds fall at origin + k * quantum
         self._last_round = 0.0  # (now - origin) / quantum at the previous call
+        self._nodes: dict[str, tuple] = {}  # job id -> (its GPUs, spread over nodes?)
 
     def on_submit(self, job: JobState, now: float) -> None:
         job.policy_data.setdefault("served", job.spec.submit_time)
@@ -67,17 +121,41 @@ class TimeSlice(JobPolicy):
         is_round = int(rounds + 1e-9) > int(self._last_round + 1e-9)  # crossed a round boundary
         self._last_round = rounds
         next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
-        running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))
-        for j in running:
-            j.policy_data.setdefault("slice", now)  # e.g. adopted after an engine restart
-        expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
-                         key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.job_id))
+        # every sort key below ends in the (unique) job id, so no list needs sorting but by its own key
+        running = view.running()
+        spread = []  # running jobs whose GPUs lie on several nodes (the only ones consolidation moves)
+        nodes = self._nodes
+        for j in running:  # one pass: every call sees every running job
+            pd = j.policy_data
+            if "slice" not in pd:
+                pd["slice"] = now  # e.g. adopted after an engine restart
+            gpus = j.allocation.gpus
+            if len(gpus) > 1:
+                seen = nodes.get(j.spec.job_id)
+                if seen is None or seen[0] is not gpus:  # worked out once per allocation
+                    per_node = _per_node(c.gpu_node, gpus)
+                    seen = nodes[j.spec.job_id] = (gpus, len(per_node) > 1, per_node)
+                if seen[1]:
+                    spread.append(j)
+        expired = None  # only a round's preemptions read it: sorted on first use (nothing it reads
+        # changes before the queue has been served)
+        # between rounds only free GPUs are handed out: with none free, no queued job starts and
+        # nothing spread can move (a node would need free GPUs beside the job's own), so the
+        # queue is neither sorted nor walked; it only asks for the next round
+        if not is_round and view.free.total_free == 0:
+            d = Decision()
+            if any(True for _ in view.queued()):
+                d.wakeup = next_round
+            return d
         queue = sorted(view.queued(), key=lambda j: (j.policy_data.get("served", j.spec.submit_time),
-                                                     j.spec.submit_time, j.job_id))
+                                                     j.spec.submit_time, j.spec.job_id))
         scratch = view.free.copy()
         preempted: list[JobState] = []
         waiting = 0
-        for job in queue:
+        for i, job in enumerate(queue):
+            if not is_round and scratch.total_free == 0:
+                waiting += len(queue) - i  # nothing later fits either
+                break
             t = self._type(view, job)
             n = job.spec.num_gpus
             gpus = pick_gpus(scratch, n, t) if scratch.free_of_type(t) >= n else None
@@ -85,12 +163,19 @@ class TimeSlice(JobPolicy):
                 waiting += 1
                 continue
             if gpus is None:
-                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted)
+                if expired is None:
+                    expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
+                                     key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
+                    freeable = _gpus_by_type(c, expired)  # nothing is preempted yet
+                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted,
+                                                            freeable)
                 if gpus is None:
                     waiting += 1
                     continue
                 scratch = scratch2
                 preempted += taken
+                for k, v in _gpus_by_type(c, taken).items():
+                    freeable[k] -= v
             scratch.allocate(gpus)
             d.allocate[job.job_id] = Allocation.of(gpus)
         for j in preempted:
@@ -101,12 +186,16 @@ class TimeSlice(JobPolicy):
             view.jobs[jid].policy_data["slice"] = now
         if self.consolidate:
             gone = {j.job_id for j in preempted}
-            for j in running:
+            # only jobs spread over nodes can move: those, in submission order (ties by job id)
+            room = None
+            for j in sorted(spread, key=_submitted):
                 if j.job_id in gone or j.ready_at > now:
                     continue
                 own = j.allocation.gpus
-                if len({int(c.gpu_node[g]) for g in own}) < 2:
-                    continue
+                if room is None:
+                    room = _NodeRoom(scratch)
+                if not room.may_hold(own, self._type(view, j), self._nodes[j.spec.job_id][2]):
+                    continue  # no node could hold it: the search below would find nothing
                 scratch.release(own)
                 target = pick_gpus(scratch, len(own), self._type(view, j), max_tier=Tier.NVLINK)
                 if target is None:
@@ -119,9 +208,16 @@ class TimeSlice(JobPolicy):
             d.wakeup = next_round
         return d
 
-    def _by_preempting(self, view, job, t, n, scratch, expired, already):
+    def on_finish(self, job: JobState, now: float) -> None:
+        self._nodes.pop(job.spec.job_id, None)
+
+    def _by_preempting(self, view, job, t, n, scratch, expired, already, freeable):
         """GPUs for ``job`` after suspending expired jobs (oldest slice first), or (None, ...)."""
         c = view.cluster
+        # at most every eligible expired job's GPUs come free (``freeable``, kept by the caller):
+        # if even that is short, the walk below (a copy, then a release per job) finds nothing
+        if scratch.free_of_type(t) + freeable.get(t, 0) < n:
+            return None, scratch, []
         trial = None
         taken = []
         for e in expired:

@@ -65,12 +65,12 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
 from dlsched.perf.parallel.adaptive import shared_estimator
-from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius.common import (FULL_REPLAN, MAX_GPUS_PER_JOB, RunningShapes, apply_targets,
-                                           replan_overhead, resolve_type, shape_of)
+from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
+from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, RunningShapes, apply_targets, resolve_type,
+                                           shape_of)
 from dlsched.policies.gavel.flow import solve_from
 from dlsched.policies.gavel.rounds import RoundBook, serve_round
 from dlsched.policies.gavel.admit import Admission, AdmissionBook, job_moves, search
@@ -163,7 +163,7 @@ def _sparse(x: np.ndarray) -> list[dict[int, float]]:
 
 
 @register("gavel")
-class Gavel(JobPolicy):
+class Gavel(ChargesReplanning, JobPolicy):
     name = "gavel"
     summary = "heterogeneity-aware round-based time sharing from an LP over time fractions (max sum throughput)"
     paper = "Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning Workloads, OSDI 2020"
@@ -172,9 +172,11 @@ class Gavel(JobPolicy):
                             "last solution, policies/gavel/flow.py; stated tie rule) or highs (HiGHS, cold: "
                             "the reference and the figures before 2026-11-24; may return another of the LP's optima)"),
                PolicyOption("warm_start", bool, False, "lp=highs only: start each LP from the last one's basis "
-                            "(faster; may pick another of several optimal allocations than a cold solve)"))
+                            "(faster; may pick another of several optimal allocations than a cold solve)"),
+               *COST_OPTIONS)
 
-    def __init__(self, round_s: float = 300.0, lp: str = "flow", warm_start: bool = False):
+    def __init__(self, round_s: float = 300.0, lp: str = "flow", warm_start: bool = False,
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
         if lp not in LP_SOLVERS:
             raise InputError(f"lp: must be one of {', '.join(LP_SOLVERS)}, got {lp!r}", field="--option")
         if warm_start and lp != "highs":
@@ -183,6 +185,7 @@ class Gavel(JobPolicy):
         self.period = round_s
         self.lp = lp
         self.warm_start = warm_start
+        self.set_costs(costs, plan_s)  # a full plan search per new shape (Crius 8.1), the one cost rule
         self.schedule_on_events = False  # Gavel is round-based
         # False recomputes every round and solves every LP (the reference the fast path is tested against)
         self.fast = True
@@ -228,10 +231,6 @@ class Gavel(JobPolicy):
         self._w.pop(job.job_id, None)
         if self._round_book is not None:
             self._round_book.remove(job.job_id)
-
-    def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
-                 kind: str) -> float | None:
-        return replan_overhead(FULL_REPLAN, job, new, cluster, kind)
 
     def _weights(self, cluster, job: JobState, perf=None) -> dict[int, float]:
         w = self._w.get(job.job_id)
@@ -492,7 +491,7 @@ class Gavel(JobPolicy):
                              "(policies/gavel/flow.py)") if self.lp == "flow" else
                             ("HiGHS dual simplex through highspy (scipy's copy of the binding, then linprog, "
                              "as fallbacks; policies/gavel/highs_lp.py)"),
-                  "lp": self.lp, "warm_start": self.warm_start, "replan_s_per_gpu_cap": FULL_REPLAN})
+                  "lp": self.lp, "warm_start": self.warm_start, "replan": self.cost_rule().describe()})
         return d
 
     def timings(self) -> dict:
@@ -606,10 +605,10 @@ class GavelAdmission(Gavel):
     summary = "Gavel as the Crius authors' simulator runs it: admission by a one-type-per-job LP, no preemption"
     paper = "Narayanan et al., OSDI 2020 (as in sjtu-epcc/arena baselines/gavel_sched.py)"
     options = (PolicyOption("round_s", float, 300.0, "seconds between calls besides arrivals and departures "
-                            "(admission itself acts on those)", positive=True),)
+                            "(admission itself acts on those)", positive=True), *COST_OPTIONS)
 
-    def __init__(self, round_s: float = 300.0):
-        super().__init__(round_s)
+    def __init__(self, round_s: float = 300.0, costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
+        super().__init__(round_s, costs=costs, plan_s=plan_s)
         self.schedule_on_events = True  # arrival / departure events, as Crius here
 
     def reset(self) -> None:
