@@ -51,10 +51,13 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="flow: jobs that share network links slow each other (flow-level max-min "
                         "contention on the spec's link graph, docs/network.md); off: each job is "
                         "priced alone (default)")
-    p.add_argument("--throughputs", default=None, metavar="PATH",
-                   help="replay a peer's measured throughputs (Gavel's table, CSV or JSON): jobs run at "
-                        "those speeds under every policy; --perf prices only what the table lacks, "
-                        "counted in summary.json under params.replay (docs/replay.md)")
+    p.add_argument("--throughputs", default=None, metavar="PATH", action="append",
+                   help="replay a peer's measured speeds, detected from the header: Gavel's throughput "
+                        "table (CSV or JSON; add its co-located table for packed jobs), or the Crius "
+                        "authors' iteration-time table (add their DP-memory table for their memory "
+                        "check); repeatable.  Jobs run at those speeds under every policy; --perf prices "
+                        "only what the tables lack, counted in summary.json under params.replay "
+                        "(docs/replay.md)")
     add_comm_args(p)
     p.add_argument("--placement", default="packed", choices=list(PLACEMENTS),
                    help="packed: job policies place jobs on the fewest nodes and racks (default); "

@@ -137,7 +137,8 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
         jobs, info, skipped, source = built.jobs, dict(built.info), [], "synthetic"
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=wl.skip_bad_rows, source=source)
     skipped.extend(bad)
-    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=wl.fit_requests, where=_checked_on(cluster))
+    fit = fit_requests(jobs, runs_predicate(cluster, perf), grow=wl.fit_requests, where=_checked_on(cluster),
+                       why=getattr(perf, "refusal", None))
     # --fit-requests: a job that fits on no request up to the cap cannot run at all; like the Crius
     # authors' simulator, it is left out, counted and listed, not a stop (docs/workloads.md)
     if fit.bad and not (wl.skip_bad_rows or wl.fit_requests):
@@ -156,6 +157,8 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
     info.update(offered.as_dict())
     if hasattr(perf, "forget_counts"):  # a replayed table reports what the run priced, not this check
         perf.forget_counts()
+    if hasattr(perf, "prepare_jobs"):  # a replay of a round-based simulator moves arrivals to its rounds
+        jobs = perf.prepare_jobs(jobs)
     skipped.extend(SkippedRow(b.line, "num_gpus", b.reason) for b in fit.bad)
     info["fit_requests"] = bool(wl.fit_requests)
     if fit.changes:
