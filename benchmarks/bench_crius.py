@@ -9,7 +9,9 @@
 2. A whole 13,000-job two-week simulation with Crius (section 8.1's Philly
    workload size; arena jobs repeated to that count).  Target: under 2 minutes.
 3. ``--scaling 4000,16000,64000``: synthetic Philly-like jobs on crius-sim at the default
-   arrival rate (13,000 jobs per 14 days, as ``dlsched simulate --policy crius --jobs N``),
+   benchmark trace's arrival rate (13,000 jobs per 14 days; from the command line
+   ``dlsched simulate --policy crius --workload benchmark --jobs N``, the default workload
+   before it moved to an offered load, docs/workloads.md),
    CPU s of the simulation and CPU ms per job (issue 21: the search indexes keep the cost per
    job flat as concurrency grows; 64,000 jobs under 60 s).  ``--reference`` also runs the
    scans the indexes replaced (``Crius.fast = False``) and checks the schedules agree.

@@ -1,10 +1,13 @@
 """Peak memory per simulated job: the figure behind ``--jobs``'s up-front memory check.
 
-Runs `dlsched simulate` (FCFS, the embedded synthetic trace, crius-sim) in a fresh process
+Runs `dlsched simulate` (FCFS, the benchmark trace, crius-sim) in a fresh process
 for each job count and reads the process's peak resident set (ru_maxrss).  The slope between
 two counts is the bytes per job; ``dlsched/memory.py`` keeps ``BYTES_PER_JOB`` above it.
 
     python benchmarks/bench_memory.py [N1 N2]     (default 20000 100000)
+
+The jobs are ``--workload benchmark``, the default workload before it moved to an offered load
+(docs/workloads.md), passed explicitly so the figure stays comparable with earlier passes.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import tempfile
 CHILD = """
 import resource, sys
 from dlsched.cli import main
-rc = main(["simulate", "--jobs", sys.argv[1], "--quiet", "--out", sys.argv[2]])
+rc = main(["simulate", "--workload", "benchmark", "--jobs", sys.argv[1], "--quiet", "--out", sys.argv[2]])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 sys.exit(rc)
 """

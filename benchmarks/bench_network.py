@@ -6,6 +6,10 @@ Prints the figures with the parameters that produced them.  Run:
 
     python benchmarks/bench_network.py [--group 50] [--scaling 200,400] [--jobs 13000] [--days 14] [--skip-run]
 
+The jobs are ``philly_like``'s benchmark trace, unchanged when the CLI's default workload moved
+to an offered load (docs/workloads.md): its figures stay comparable with earlier passes.  From
+the command line the same jobs are ``dlsched simulate --workload benchmark [--jobs N --days D]``.
+
 The group: jobs of 2-4 hosts each on a two-layer Clos (8 hosts per ToR, 2
 aggregation switches, 4:1 oversubscribed, 100 Gb/s NICs), placed at random
 (seed 0) until 50 of them form one contention group; iteration times from the

@@ -4,6 +4,10 @@ Target (foundation issue): under 10 s wall on a 2-core machine.  Prints wall
 time, events/s and the parameters that produced them.  Run:
 
     python benchmarks/bench_sim.py [--jobs 13000] [--days 14] [--policy fcfs] [--repeat 3]
+
+The jobs are ``philly_like``'s benchmark trace, unchanged when the CLI's default workload moved
+to an offered load (docs/workloads.md): its figures stay comparable with earlier passes.  From
+the command line the same jobs are ``dlsched simulate --workload benchmark [--jobs N --days D]``.
 """
 
 from __future__ import annotations

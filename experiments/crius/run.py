@@ -118,7 +118,10 @@ def main() -> None:
     print("\n".join(text))
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "crius_results.json").write_text(json.dumps(results, indent=1, default=float))
+        # per-job fields ("_jct") serve in-memory comparisons only
+        lean = {k: {s: {p: {m: v for m, v in r.items() if not m.startswith("_")} for p, r in rows.items()}
+                    for s, rows in by.items()} for k, by in results.items()}
+        (args.out / "crius_results.json").write_text(json.dumps(lean, indent=1, default=float))
         (args.out / "crius_results.md").write_text("\n".join(text))
 
 

@@ -77,7 +77,8 @@ class Comparison:
 def make_spec(*, cluster: str | dict = DEFAULT_CLUSTER, placement: str = "packed", policy: str = "fcfs",
          option: list[str] | tuple[str, ...] = (), options: dict | None = None,
          trace: str | None = None, format: str = "auto", jobs: int | None = None, days: float | None = None,
-         arrival_rate: float = 1.0, skip_bad_rows: bool = False, fit_requests: bool = False, seed: int = 0,
+         arrival_rate: float = 1.0, workload: str | None = None, load: float | None = None,
+         time_scale: float | None = None, skip_bad_rows: bool = False, fit_requests: bool = False, seed: int = 0,
          perf: str = "adaptive", tier_profile: str | None = None, throughputs: str | None = None,
          network: str = "off", comm: str | None = None, comm_levels: int = 8, comm_reserved: int = 2,
          charge_self_collisions: bool = False, start_overhead: float = D.START_OVERHEAD_S,
@@ -93,7 +94,7 @@ def make_spec(*, cluster: str | dict = DEFAULT_CLUSTER, placement: str = "packed
     typed = _policy_options(list(option), options, [policy])[policy]
     doc = {"workload": {"trace": None if trace is None else str(trace), "format": format, "jobs": jobs, "days": days,
                         "skip_bad_rows": skip_bad_rows, "fit_requests": fit_requests,
-                        "arrival_rate": arrival_rate},
+                        "arrival_rate": arrival_rate, "name": workload, "load": load, "time_scale": time_scale},
            "cluster": {"name": cluster if isinstance(cluster, dict) else str(cluster), "placement": placement},
            "policy": {"name": policy, "options": typed},
            "perf": {"model": perf, "tier_profile": tier_profile,

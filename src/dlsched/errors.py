@@ -36,9 +36,17 @@ class UnknownNameError(InputError):
 
     def __init__(self, kind: str, name: str, known, **where):
         known = sorted(known)
-        super().__init__(f"unknown {kind} '{name}'; known: {', '.join(known)}", **where)
+        super().__init__(f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: {', '.join(known)}", **where)
         self.name = name
         self.known = known
+
+
+def did_you_mean(name: str, known) -> str:
+    """" (did you mean 'x'?)" for the closest known name (a typo), or ""."""
+    import difflib  # on an error only: start-up stays cheap
+
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class InfeasibleJobError(InputError):

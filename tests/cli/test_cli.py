@@ -77,8 +77,10 @@ def test_default_command_runs_embedded_default(tmp_path, monkeypatch, capsys):
     assert main(["--quiet", "--jobs", "50"]) == 0
     assert (tmp_path / "runs" / "latest" / "summary.json").exists()
     params = json.loads((tmp_path / "runs" / "latest" / "summary.json").read_text())["params"]
-    # fewer jobs keep the benchmark trace's arrival rate (13,000 jobs in 14 days)
-    assert params["synthetic_jobs"] == 50 and params["synthetic_days"] == pytest.approx(14 * 50 / 13000)
+    # fewer jobs keep the default offered load: their window follows their GPU-hours
+    assert params["synthetic_jobs"] == 50 and params["offered_load"] == pytest.approx(1.0)
+    assert params["arrival_window_h"] == pytest.approx(params["offered_gpu_hours"] / 1280, rel=1e-3)
+    assert "synthetic_days" not in params
     assert params["perf_model"] == "AdaptivePerfModel"
 
 

@@ -158,11 +158,12 @@ def test_compare_options_go_to_the_policies_that_have_them(tmp_path, capsys):
     assert main(["compare", *SMALL, "--policies", "fcfs-backfill,gavel", "--option", "round_s=600",
                  "--option", "fcfs-backfill.window=5", "--out", str(out)]) == 0
     doc = strict_load(out / "compare.json")["params"]["policy_options"]
-    assert doc == {"fcfs-backfill": {"window": 5}, "gavel": {"round_s": 600.0, "lp": "flow", "warm_start": False}}
+    assert doc["fcfs-backfill"] == {"window": 5, "costs": "derived", "plan_s": 30.0}  # FCFS pays re-planning too
+    assert doc["gavel"]["round_s"] == 600.0 and doc["gavel"]["lp"] == "flow"
     assert main(["compare", *SMALL, "--policies", "fcfs,gavel", "--option", "depth=2", "--out", str(out)]) == 2
-    assert "no policy in this run has option 'depth'; their options: fcfs.window, gavel.lp, gavel.round_s, " \
-        "gavel.warm_start" in \
-        capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no policy in this run has option 'depth'; their options: fcfs.arena, fcfs.costs, fcfs.plan_s, " \
+        "fcfs.window, gavel." in err
 
 
 def test_policies_command_lists_summary_paper_and_options(capsys):

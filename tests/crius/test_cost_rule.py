@@ -78,3 +78,15 @@ def test_cell_profiling_types_in_parallel(testbed):
     for t, n in thr:
         per_type[t] = per_type.get(t, 0) + len(est.cells(model, 256, testbed.gpu_types[t].name, n))
     assert len(per_type) == 2 and n_cells == max(per_type.values()) < sum(per_type.values())
+
+
+def test_the_cli_runs_baselines_under_either_cost_setting(tmp_path):
+    import json
+
+    from dlsched.cli import main
+
+    out = tmp_path / "o"
+    assert main(["simulate", "--cluster", "crius-testbed", "--jobs", "10", "--days", "0.05", "--quiet",
+                 "--policy", "gavel-admit", "--option", "costs=authors", "--out", str(out)]) == 0
+    params = json.loads((out / "summary.json").read_text())["params"]
+    assert "authors" in json.dumps(params)  # the rule the run paid is written beside its results

@@ -35,19 +35,41 @@ def _blocked_scene(big_model="resnet50"):
     return jobs
 
 
-def test_tuner_mean_plus_two_sample_sd_and_window():
-    t = DelayTuner(history_s=100.0, default_s={"machine": 7.0, "rack": 9.0})
-    assert t.timer("machine", 8, 0.0) == 7.0  # no samples: the manual default
+def test_tuner_mean_plus_two_sample_sd_over_the_last_n_waits():
+    t = DelayTuner({"machine": 7.0, "rack": 9.0}, history_n=3)
+    assert t.timer("machine", 8, 0.0) == 7.0  # no history at all: the manual default
     t.record("machine", 8, 0.0, 10.0)
-    assert t.timer("machine", 8, 1.0) == 7.0  # one sample has no sample sd
+    assert t.timer("machine", 8, 1.0) == 10.0  # one wait: its value (no sample sd yet)
     t.record("machine", 8, 50.0, 20.0)
     t.record("machine", 8, 60.0, 30.0)
     assert t.timer("machine", 8, 60.0) == pytest.approx(20.0 + 2 * 10.0)
     assert t.timer("rack", 8, 60.0) == 9.0 and t.timer("machine", 4, 60.0) == 7.0  # per (level, demand)
-    # at t=120 the sample taken at 0 is older than the 100 s window
-    assert t.timer("machine", 8, 120.0) == pytest.approx(25.0 + 2 * 50 ** 0.5)
+    t.record("machine", 8, 70.0, 40.0)  # the list holds 3: the oldest wait (10) leaves
+    assert t.timer("machine", 8, 70.0) == pytest.approx(30.0 + 2 * 10.0)
     t.record("network", 8, 60.0, 1.0)  # network acceptances are not tracked (Algorithm 1)
     assert t.samples("network", 8) == 0
+
+
+def test_tuner_history_never_empties_with_time():
+    # Algorithm 2's history limit is the list's size: a quiet spell must not send the tuner back to the
+    # fixed default (a time window did, in 22-41% of evaluations)
+    t = DelayTuner({"machine": 7.0, "rack": 9.0}, history_n=20)
+    t.record("machine", 8, 0.0, 10.0)
+    t.record("machine", 8, 0.0, 30.0)
+    assert t.timer("machine", 8, 1e9) == pytest.approx(20.0 + 2 * 200 ** 0.5)
+    assert t.counts["machine"].fallbacks == 0 and t.counts["machine"].evaluations == 1
+    old = DelayTuner({"machine": 7.0, "rack": 9.0}, history_n=None, history_s=100.0)  # the time reading
+    old.record("machine", 8, 0.0, 10.0)
+    old.record("machine", 8, 0.0, 30.0)
+    assert old.timer("machine", 8, 1e9) == 7.0 and old.counts["machine"].fallback_share == 1.0
+
+
+def test_the_rack_timer_is_only_asked_for_once_the_machine_timer_ran_out():
+    p = make_policy("dally", preempt=False)
+    _run(p, _blocked_scene())
+    counts = p.tuner_counts()
+    assert counts["machine"]["evaluations"] > 0
+    assert counts["rack"]["evaluations"] < counts["machine"]["evaluations"]
 
 
 @pytest.mark.parametrize("name,start", [("dally-nowait", 10.0), ("dally-manual", 10.0 + 12 * H),
@@ -92,9 +114,23 @@ def test_a_running_job_across_machines_is_offered_a_machine_when_one_frees():
     jobs = _blocked_scene()
     jobs[0] = jobs[0].with_(duration_s=2 * H)  # b0 leaves a whole machine free after 2 h
     jobs[-1] = jobs[-1].with_(duration_s=10 * H)
-    recs, res = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    recs, res = _run(make_policy("dally-nowait", round_s=600.0, reoffer=True), jobs)
     big = recs["big"]
     assert big.first_start == pytest.approx(10.0, abs=1.0)  # took the rack at once (no wait)
     assert big.migrations == 1  # then moved onto the freed machine at the next round
     recs, _ = _run(make_policy("dally-nowait", round_s=600.0, reoffer=False), jobs)
     assert recs["big"].migrations == 0
+
+
+def test_paper_variants_run_without_reoffers_ours_is_a_separate_policy():
+    # the paper describes no move of a running job, and Tiresias has none: the named rows must not either
+    jobs = _blocked_scene()
+    jobs[0] = jobs[0].with_(duration_s=2 * H)
+    jobs[-1] = jobs[-1].with_(duration_s=10 * H)
+    for name in ("dally", "dally-manual", "dally-nowait", "dally-consolidated"):
+        assert make_policy(name).reoffer is False
+    recs, _ = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    assert recs["big"].migrations == 0
+    ours = make_policy("dally-reoffer")
+    assert ours.reoffer is True and ours.timers == "auto"
+    assert {o.name: o.default for o in ours.options}["reoffer"] is True

@@ -65,3 +65,38 @@ def test_headlines_take_the_best_run_and_name_its_results_folder():
     assert heads["avg_jct"].ours == pytest.approx(50.0)
     assert heads["comm_latency"].ours == pytest.approx(75.0) and heads["comm_latency"].scenario == "batch-2racks"
     assert "mean over 2 runs +62%" in heads["comm_latency"].note
+
+
+def test_load_scales_poisson_arrivals_and_batch_size():
+    c = Cluster.load("dally-2racks")
+    base = exp.workload("poisson", c, seed=1, n_jobs=20)
+    fast = exp.workload("poisson", c, seed=1, n_jobs=20, load=2.0)
+    assert [j.submit_time for j in fast] == pytest.approx([j.submit_time / 2 for j in base], abs=1e-2)
+    assert len(exp.workload("batch", c, n_jobs=20, load=0.5)) == 10
+    assert exp.workload("batch", c, seed=2, n_jobs=20) != exp.workload("batch", c, seed=1, n_jobs=20)
+
+
+def test_claims_compare_the_papers_metric_and_keep_ours_apart():
+    from dlsched.experiments import dally_grid as dg
+
+    rows = {"dally": {"makespan_h": 50.0, "avg_jct_h": 9.0}, "tiresias": {"makespan_h": 100.0, "avg_jct_h": 10.0},
+            "gandiva": {"makespan_h": 40.0, "avg_jct_h": 10.0}}
+    by = {(c.arrival, c.name): c for c in dg.CLAIMS}
+    assert dg.claim_value(by["batch", "makespan better than Tiresias"], rows) == pytest.approx(50.0)
+    assert dg.claim_value(by["batch", "makespan better than Gandiva"], rows) == pytest.approx(-25.0)
+    assert dg.claim_value(by["batch", "dally-reoffer makespan better than Tiresias"], rows) is None
+    assert all(c.ours == (c.scheduler != "dally") for c in dg.CLAIMS)  # our addition never in a paper row
+    assert {c.baseline for c in dg.CLAIMS if not c.ours} >= {"tiresias", "gandiva", "dally-manual"}
+    for s in dg.GRID_SCHEDULERS:
+        from dlsched.policies.registry import make_policy
+        make_policy(s)
+
+
+def test_quick_grid_point_gives_every_claim_a_verdict(tmp_path):
+    from dlsched.experiments import dally_grid as dg
+
+    results, runs = dg.run_arrival("poisson", (2,), (0,), (1.0,), 12)
+    assert {r.headline.name for r in results} == {c.name for c in dg.CLAIMS if c.arrival == "poisson"}
+    assert all(r.verdict in ("reproduced", "mixed", "not reproduced") for r in results)
+    assert set(next(iter(runs.values()))) == set(dg.GRID_SCHEDULERS)
+    assert set(dg.tuner_fallbacks(runs)) == {"machine", "rack"}

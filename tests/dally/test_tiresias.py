@@ -41,3 +41,31 @@ def test_lower_queue_preempts_higher_queue():
     recs, _ = _run(make_policy("tiresias", round_s=600.0), jobs)
     assert recs["new"].first_start == pytest.approx(600.0, abs=1.0)
     assert sum(recs[f"r{i}"].restarts for i in range(16)) == 1
+
+
+def test_skew_class_comes_from_the_table_the_run_is_priced_with():
+    # Dally's Table I labels MobileNet-V3 high skew (its computed largest-tensor share is 0.23, under 0.5);
+    # the Table I-priced run must consolidate it as Dally's runs of Tiresias did
+    recs, _ = _run(make_policy("tiresias", round_s=1e9), _blocked_scene("mobilenet_v3"))
+    assert recs["big"].first_start == pytest.approx(48 * H, abs=1.0)
+    recs, _ = _run(make_policy("tiresias", round_s=1e9, skew_source="computed"), _blocked_scene("mobilenet_v3"))
+    assert recs["big"].first_start == pytest.approx(10.0, abs=1.0)
+
+
+def test_skew_labels_are_found_through_wrapping_perf_models():
+    from dlsched.cluster.topology import Cluster
+    from dlsched.perf.default import default_perf_model
+    from dlsched.policies.tiresias import pricing_skew_labels
+    from dlsched.workload.models import get_model
+
+    c = Cluster.load("dally-2racks")
+    assert pricing_skew_labels(default_perf_model(c, "placement", tier_profile="dally-table1"))[
+        get_model("mobilenet_v3").name] \
+        == "high"
+    assert pricing_skew_labels(default_perf_model(c, "adaptive", tier_profile="dally-table1")) is not None
+    assert pricing_skew_labels(default_perf_model(c, "placement")) is None
+
+
+def test_bad_skew_source_is_a_clear_error():
+    with pytest.raises(InputError, match="skew_source"):
+        make_policy("tiresias", skew_source="guess")

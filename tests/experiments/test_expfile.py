@@ -13,7 +13,7 @@ GOOD = """\
 name: t
 cluster: crius-testbed
 workload:
-  synthetic: {jobs: 20, days: 0.1}
+  synthetic: {jobs: 20}
 policies:
   - fcfs
   - name: crius

@@ -156,7 +156,8 @@ def test_mechanism_costs_follow_the_paper():
     inter = p.overhead(c, small, Allocation.of([0]), Allocation.of([4]), "migrate")
     assert 1.0 <= intra < inter <= 3.5
     assert p.overhead(c, big, Allocation.of([0]), Allocation.of([4]), "migrate") == pytest.approx(3.5)
-    assert p.overhead(c, small, None, Allocation.of([0]), "start") is None
+    # a start pays the one cost rule every policy pays: no plan search for a data-parallel model
+    assert p.overhead(c, small, None, Allocation.of([0]), "start") == 0.0
 
 
 def test_deterministic():

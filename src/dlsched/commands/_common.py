@@ -33,13 +33,10 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="skip malformed or infeasible rows, reporting how many and why")
     p.add_argument("--fit-requests", action="store_true",
                    help="a request whose model does not fit in GPU memory on its GPUs is doubled (up to "
-                        "16 GPUs) until it does; each change is listed in summary.json (default: such "
-                        "a request is an error, or skipped with --skip-bad-rows)")
-    p.add_argument("--jobs", type=positive_int, default=None,
-                   help=f"synthetic: number of jobs (default {DEFAULT_JOBS}); trace: keep the first N")
-    p.add_argument("--days", type=positive_float, default=None,
-                   help=f"synthetic: span of arrivals in days (default: {DEFAULT_DAYS:g} x jobs / {DEFAULT_JOBS}, "
-                        "the benchmark trace's arrival rate)")
+                        "16 GPUs) until it does; each change is listed in summary.json; a job that fits on "
+                        "none is skipped, counted and listed, as the Crius authors' simulator leaves such "
+                        "jobs out (default: such a request is an error, or skipped with --skip-bad-rows)")
+    add_load_args(p)
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="random seed, 0 or more (synthetic trace and policies)")
     p.add_argument("--perf", default="adaptive", type=perf_name, metavar="NAME",
@@ -58,10 +55,13 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
                    help="flow: jobs that share network links slow each other (flow-level max-min "
                         "contention on the spec's link graph, docs/network.md); off: each job is "
                         "priced alone (default)")
-    p.add_argument("--throughputs", default=None, metavar="PATH",
-                   help="replay a peer's measured throughputs (Gavel's table, CSV or JSON): jobs run at "
-                        "those speeds under every policy; --perf prices only what the table lacks, "
-                        "counted in summary.json under params.replay (docs/replay.md)")
+    p.add_argument("--throughputs", default=None, metavar="PATH", action="append",
+                   help="replay a peer's measured speeds, detected from the header: Gavel's throughput "
+                        "table (CSV or JSON; add its co-located table for packed jobs), or the Crius "
+                        "authors' iteration-time table (add their DP-memory table for their memory "
+                        "check); repeatable.  Jobs run at those speeds under every policy; --perf prices "
+                        "only what the tables lack, counted in summary.json under params.replay "
+                        "(docs/replay.md)")
     add_comm_args(p)
     p.add_argument("--placement", default="packed", choices=list(PLACEMENTS),
                    help="packed: job policies place jobs on the fewest nodes and racks (default); "
@@ -72,6 +72,28 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_option_arg(p)
     add_engine_args(p)
+
+
+def add_load_args(p: argparse.ArgumentParser) -> None:
+    # what the flags mean is in workload/load.py and workload/named.py; here only their parsing
+    from dlsched.workload.load import DEFAULT_LOAD
+
+    p.add_argument("--jobs", type=positive_int, default=None,
+                   help="synthetic: number of jobs (default: 13,000 x the cluster's GPUs / 1,280, at least "
+                        "100); trace or --workload: keep the first N")
+    p.add_argument("--load", type=positive_float, default=None, metavar="L",
+                   help="offered load: GPU-hours the jobs ask for over the GPU-hours the cluster offers "
+                        f"while they arrive; only arrival times move (synthetic default {DEFAULT_LOAD:g}; "
+                        "a trace keeps its own unless given; docs/workloads.md)")
+    p.add_argument("--time-scale", type=positive_float, default=None, metavar="F",
+                   help="multiply the gaps between arrivals by F (0.5: twice as dense); sizes unchanged")
+    p.add_argument("--days", type=positive_float, default=None,
+                   help="synthetic: arrivals spread over this many days instead of --load (job sizes "
+                        "never change)")
+    p.add_argument("--workload", default=None, metavar="NAME",
+                   help="a named workload instead of the default Philly-shaped one: philly, benchmark, "
+                        "dally-batch, dally-poisson, gandiva, crux, crius-sim, crius-helios, crius-testbed "
+                        "(docs/workloads.md)")
 
 
 def perf_name(text: str) -> str:
@@ -154,7 +176,8 @@ def spec_from_args(args, policy: str | None = None, options: dict | None = None)
         options = policy_options(args.option, [policy])[policy]
     return RunSpec(
         workload=WorkloadSpec(trace=args.trace, format=args.format, jobs=args.jobs, days=args.days,
-                              skip_bad_rows=args.skip_bad_rows, fit_requests=args.fit_requests),
+                              skip_bad_rows=args.skip_bad_rows, fit_requests=args.fit_requests,
+                              name=args.workload, load=args.load, time_scale=args.time_scale),
         cluster=ClusterSpec(args.cluster, args.placement),
         policy=PolicySpec(policy, dict(options or {})),
         perf=PerfSpec("calibrated" if args.perf_params is not None and args.perf == "adaptive" else args.perf,
@@ -198,8 +221,12 @@ def progress_bar(quiet: bool, label: str):
     """A context manager yielding a callback ``(now, done, total)``; a no-op when quiet."""
     import contextlib
 
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         return contextlib.nullcontext(None)
+    if not sys.stderr.isatty():  # a log or a pipe: a plain line now and then, never silence
+        from dlsched.report.progress import plain_progress
+
+        return plain_progress(label)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     @contextlib.contextmanager

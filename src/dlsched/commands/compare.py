@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from dlsched.commands import _common as c
 from dlsched.errors import InputError
 
@@ -22,6 +24,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from dlsched.policies.registry import policy_entry, used_options
     from dlsched.report.tables import print_summaries
+    from dlsched.report.warnings import describe_load, network_lines, nothing_could_differ
     from dlsched.run.build import build_policy, prepare
     from dlsched.run.execute import execute, write_compare
     from dlsched.run.preflight import check_out_dir
@@ -44,16 +47,22 @@ def run(args) -> int:
         check_out_dir(f"{args.out}/{labels[name]}")
     prep = prepare(specs[0])  # one cluster, perf model and job list for every policy
     cluster, jobs, info = prep.cluster, prep.jobs, prep.info
-    summaries = {}
+    summaries, net_lines = {}, {}
     for name, spec in zip(names, specs):
         with c.progress_bar(args.quiet, f"{labels[name]} on {cluster.name}") as cb:
             run = execute(spec, f"{args.out}/{labels[name]}", prepared=prep, out_format=args.out_format,
                           progress=cb)
         summaries[labels[name]] = run.result.summary
+        net_lines[labels[name]] = network_lines(run.result.stats)
     write_compare(args.out, prep, names, {n: used_options(n, options[n]) for n in names}, summaries)
     print(cluster.describe())
-    print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}")
+    print(f"{len(jobs)} jobs from {info['trace']}; seed {args.seed}; {describe_load(info)}")
     print_summaries(summaries)
+    for line in nothing_could_differ(summaries, {labels[n]: f"{args.out}/{labels[n]}" for n in names}):
+        print(f"dlsched: warning: {line}", file=sys.stderr)
+    for name, lines in net_lines.items():
+        for line in lines:
+            print(f"dlsched: {name}: {line}", file=sys.stderr)
     from dlsched.report.provenance import args_config, write_provenance
 
     write_provenance(args.out, args_config(args), args.seed, getattr(args, "argv", None))

@@ -6,7 +6,7 @@ import sys
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("reproduce", help="reproduce a paper's headline figures (crius, dally; gandiva, crux later)",
+    p = sub.add_parser("reproduce", help="reproduce a paper's headline figures (crius, dally, gandiva, crux)",
                        description="Run a paper's experiment set, print our headline figures beside the "
                                    "paper's with the ratio, and write the results, the table and an HTML "
                                    "report to --out.")
@@ -84,11 +84,16 @@ def run(args) -> int:
 
 
 def _progress(quiet: bool, total: int):
-    """A rich progress bar over the experiment's simulations (nothing when quiet or not a terminal)."""
+    """A rich progress bar over the experiment's simulations (nothing when quiet; a plain line now
+    and then when stderr is not a terminal)."""
     import contextlib
 
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         return contextlib.nullcontext(None)
+    if not sys.stderr.isatty():
+        from dlsched.report.progress import plain_steps
+
+        return plain_steps("simulations")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dlsched.commands._argtypes import positive_float
 from dlsched.commands._live import add_state_arg
 
 
@@ -23,6 +24,8 @@ def add_parser(sub) -> None:
                         "DLSCHED_SCRIPT_DIRS); any other script path is refused")
     p.add_argument("--submit", action="append", default=[], metavar="JOB_YAML",
                    help="submit these job files first (repeatable)")
+    p.add_argument("--time-scale", type=positive_float, default=None, metavar="F",
+                   help="multiply the submitted jobs' delay_s (their arrivals) by F, as on a simulated trace")
     p.add_argument("--out", default=None, help="write jobs.csv / series.csv / summary.json here "
                                                "(as `dlsched simulate` does) for `dlsched report`")
     p.add_argument("--tick", type=float, default=0.2, help="seconds between scheduler rounds (default 0.2)")
@@ -58,6 +61,15 @@ def add_parser(sub) -> None:
 
     add_comm_args(p, live=True)
     p.set_defaults(func=run)
+
+
+def scaled_arrivals(jobs: list, factor: float | None) -> list:
+    """Live jobs with their arrival delays multiplied by ``factor`` (None: as submitted)."""
+    if factor is None:
+        return jobs
+    from dataclasses import replace
+
+    return [replace(j, delay_s=j.delay_s * factor) for j in jobs]
 
 
 def _known_jobs(state: str) -> set[str]:
@@ -114,7 +126,8 @@ def run(args) -> int:
     import ray  # without the live extra, fail here: before any state is written
 
     # fail on a bad file before starting Ray (against the cluster a previous run recorded, if any)
-    jobs = [j for path in args.submit for j in load_jobs(path, known_capacity(args.state), args.allow_scripts)]
+    jobs = scaled_arrivals([j for path in args.submit
+                            for j in load_jobs(path, known_capacity(args.state), args.allow_scripts)], args.time_scale)
     emulators = parse_emulation(args.emulate) if args.address is None else None
     again = sorted(j.spec.job_id for j in jobs if j.spec.job_id in _known_jobs(args.state))
     if again:  # before Ray starts, not after
@@ -149,7 +162,8 @@ def run(args) -> int:
         try:
             if jobs:  # after the workers are up, so arrival times do not include Ray's start-up
                 # again, against the cluster now known: a job that could never run here is refused
-                jobs = [j for path in args.submit for j in load_jobs(path, service.capacity, args.allow_scripts)]
+                jobs = scaled_arrivals([j for path in args.submit
+                                        for j in load_jobs(path, service.capacity, args.allow_scripts)], args.time_scale)
                 store.submit(jobs, source=", ".join(args.submit))
         except BaseException:
             service.close()

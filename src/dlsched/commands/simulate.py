@@ -52,9 +52,22 @@ def run(args) -> int:
         write_timeline(args.timeline, result.events, title=f"{result.params['policy']} on {cluster.name}")
         print(f"timeline in {args.timeline} (open in ui.perfetto.dev)")
     print(cluster.describe())
-    print(f"{len(jobs)} jobs from {info['trace']}; seed {spec.seed}")
+    from dlsched.report.warnings import describe_load
+
+    print(f"{len(jobs)} jobs from {info['trace']}; seed {spec.seed}; {describe_load(info)}")
     print_summaries({result.params['policy']: result.summary})
+    _warn(result)
     st = result.stats
     print(f"simulated {st['events']} events in {st['wall_s']:.2f} s ({st['events_per_s']:.0f} events/s); "
           f"results in {out}/")
     return 0
+
+
+def _warn(result) -> None:
+    import sys
+
+    from dlsched.report.warnings import network_lines, nothing_could_differ
+
+    lines = nothing_could_differ({result.params.get("policy", "run"): result.summary}) + network_lines(result.stats)
+    for line in lines:
+        print(f"dlsched: {line}", file=sys.stderr)

@@ -16,7 +16,6 @@ is what the workers report, and the core only keeps time and GPU-seconds.
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from typing import Callable
 
@@ -25,6 +24,7 @@ from dlsched.cluster.topology import Cluster
 from dlsched.core.actions import PLACEMENTS, Action
 from dlsched.core.contention import Contention
 from dlsched.core.costs import EngineCosts, classify, default_cost, slice_switch_cost
+from dlsched.core.feasible import iteration_runs
 from dlsched.core.events import CoreEvent
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
@@ -368,7 +368,7 @@ class ExecutionCore:
             total, comm = self.contention.iteration_time(job.job_id)
         shared = alloc.mode != "exclusive"
         factor = self._share_factor(job) if shared else 1.0
-        if not (0.0 < total < math.inf) or factor <= 0.0:
+        if not iteration_runs(total) or factor <= 0.0:  # the predicate every policy asks too
             raise self._error(
                 f"policy {self.policy.name}: job {job.job_id} ({job.spec.model}) cannot run on GPUs "
                 f"{list(alloc.gpus)[:8]}: iteration time {total} s, sharing factor {factor} "

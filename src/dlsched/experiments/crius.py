@@ -1,23 +1,21 @@
 """Crius's headline comparisons (sections 8.3-8.6), as ``dlsched reproduce crius`` and
 ``python experiments/crius/run.py`` run them.
 
-Policies: Crius, its variants (DDL, NA, NH) and the baselines as the paper ran
-them (FCFS, Gavel, ElasticFlow-LS).  Every job runs at its adaptive-parallelism
-optimum (``AdaptivePerfModel``); baselines schedule with data-parallel
-profiles and pay the full-search re-planning cost (150 s/GPU, max 600 s),
-Crius the pruned one (10 s/GPU, max 40 s) (shared/seeds/README.md).  FCFS
-is the lead's policy; it is given the full-search re-planning cost here.
-Gandiva runs as a baseline with the same re-planning cost as FCFS for
-everything that restarts it on new GPUs; its time-sliced jobs resuming on
-another GPU of their server keep Gandiva's own suspend-resume cost (no new
-plan is searched for them).
+Policies: Crius, its variants (DDL, NA, NH, and our Cells ablation DP) and the
+baselines as the paper ran them (FCFS, Gavel, ElasticFlow-LS, Gandiva).  Every
+job runs at its adaptive-parallelism optimum (``AdaptivePerfModel``, or the
+truth around it); baselines schedule with data-parallel profiles.  Every policy
+pays the one cost rule (``policies/common/replan_costs.py``): Crius its pruned
+Cell-guided search, the others the full search, Gandiva's own suspend-resume
+where larger (shared/seeds/README.md for the authors' constants).
 
 Metrics: average JCT and queuing time, average and peak cluster throughput
 (samples/s, average over [first arrival, last completion]), finished jobs,
 restarts per job (every re-allocation restarts a job from its checkpoint with
 a new plan: preemptions + migrations + resizes), deadline satisfactory ratio.
 
-``--quick`` runs the testbed scenario only (244 jobs, 64 GPUs, seconds); the
+``dlsched reproduce crius`` runs the headlines over a grid (``crius_grid``);
+``--quick`` runs a smaller grid on the testbed only (244 jobs, 64 GPUs); the
 full run adds the 1,280-GPU simulation scenario (section 8.4).
 """
 
@@ -68,6 +66,9 @@ PAPER = {
 # measured 2026-11-24 (docs/crius.md, "Speed"): testbed 7.2; sim 227 for everything but Gandiva
 # (Sia 83 of it) plus Gandiva's 2 x ~270 (measured on the gandiva branch)
 EXPECTED_S = {"testbed": 10.0, "sim": 770.0}
+# the grid (crius_grid): quick = testbed, 18 points x 6 policies; full = testbed 36 points x 8 policies
+# plus the simulation's 18 points x 12 policies (each about EXPECTED_S["sim"] / 2 with Gandiva)
+EXPECTED_GRID_S = {"quick": 40.0, "full": 36 * 8 * 0.4 + 18 * 400.0}
 
 
 def _policy(name: str, setting: str = "derived", **extra):
@@ -104,20 +105,25 @@ def metrics(res, n_jobs: int) -> dict:
     return {"avg_jct_h": None if s["avg_jct"] is None else s["avg_jct"] / 3600,
             "avg_queue_h": s["avg_queue"] / 3600, "avg_thr": avg, "peak_thr": s["peak_throughput"],
             "finished": s["finished"], "dropped": s["dropped"], "jobs": n_jobs,
-            "restarts_per_job": moves / len(recs), "ddl_ratio": deadline_satisfactory_ratio(recs)}
+            "restarts_per_job": moves / len(recs), "ddl_ratio": deadline_satisfactory_ratio(recs),
+            # per job, for comparisons over the jobs two runs both finish (not written to files)
+            "_jct": {r.job_id: r.finish - r.submit for r in recs if r.finish is not None}}
 
 
 def run_scenario(name: str, cluster, jobs, policies, max_time=None, out: Path | None = None,
-                 progress=None, setting: str = "derived") -> dict:
+                 progress=None, setting: str = "derived", seed: int = 0) -> dict:
     """Every policy on the scenario under ``setting``; with ``out``, each run's results go to ``out/<policy>/``."""
+    from dlsched.experiments.crius_ablation import DataParallelRun
     from dlsched.report.io import write_results
 
-    perf = engine_perf(cluster, setting)
+    perf = engine_perf(cluster, setting, seed)
     rows = {}
     for pol in policies:
         p = _policy(pol, setting)
+        # the Cells ablation plans data-parallel only, so its jobs run data-parallel too
+        run_perf = DataParallelRun(perf) if pol == "crius-dp" else perf
         t0, c0 = time.perf_counter(), time.process_time()
-        res = Simulator(cluster, p, jobs, perf=perf, config=SimConfig(seed=0, max_time=max_time)).run()
+        res = Simulator(cluster, p, jobs, perf=run_perf, config=SimConfig(seed=seed, max_time=max_time)).run()
         m = metrics(res, len(jobs))
         m["wall_s"] = time.perf_counter() - t0
         m["cpu_s"] = time.process_time() - c0
@@ -157,7 +163,7 @@ def table(name: str, rows: dict) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- headline figures beside the paper's
+# ---------------------------------------------------------------- comparisons
 
 def _lower(ref: float | None, other: float | None) -> float | None:
     """Percent by which ``ref`` is below ``other`` (the paper's "X% lower")."""
@@ -168,45 +174,6 @@ def _lower(ref: float | None, other: float | None) -> float | None:
 
 def _times(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else a / b
-
-
-def _best(values) -> float | None:
-    vals = [v for v in values if v is not None]
-    return max(vals) if vals else None
-
-
-def headlines(scenario: str, rows: dict) -> list[Headline]:
-    """Our figures for the paper's headline claims of one scenario (rows from ``run_scenario``)."""
-    c = rows["crius"]
-    base = [rows[b] for b in PAPER_BASELINES if b in rows]
-    H = lambda metric, paper, ours, unit, note="": Headline(scenario, metric, paper, ours, unit, note)  # noqa: E731
-    if scenario == "testbed":
-        return [H("JCT lower than baselines (up to)", 48.9, _best(_lower(c["avg_jct_h"], b["avg_jct_h"]) for b in base), "%"),
-                H("queuing lower than baselines (up to)", 71.0,
-                  _best(_lower(c["avg_queue_h"], b["avg_queue_h"]) for b in base), "%"),
-                H("avg throughput vs baselines (up to)", 1.49, _best(_times(c["avg_thr"], b["avg_thr"]) for b in base), "x"),
-                H("peak throughput vs baselines (up to)", 1.36,
-                  _best(_times(c["peak_thr"], b["peak_thr"]) for b in base), "x")]
-    out = [H("JCT lower than FCFS", 81.3, _lower(c["avg_jct_h"], rows["fcfs"]["avg_jct_h"]), "%"),
-           H("JCT lower than ElasticFlow-LS", 75.8, _lower(c["avg_jct_h"], rows["elasticflow-ls"]["avg_jct_h"]), "%"),
-           H("JCT lower than Gandiva", 80.1, _lower(c["avg_jct_h"], rows["gandiva"]["avg_jct_h"]), "%"),
-           H("JCT lower than Gavel", 66.4, _lower(c["avg_jct_h"], rows["gavel-admit"]["avg_jct_h"]), "%",
-             "gavel-admit, the paper's Gavel"),
-           H("finished jobs vs baselines (up to)", 1.29, _best(_times(c["finished"], b["finished"]) for b in base), "x",
-             "1.00x when every job finishes (no horizon)"),
-           H("avg throughput vs baselines (up to)", 1.54, _best(_times(c["avg_thr"], b["avg_thr"]) for b in base), "x"),
-           H("peak throughput vs baselines (up to)", 1.57, _best(_times(c["peak_thr"], b["peak_thr"]) for b in base), "x"),
-           H("Crius restarts per job", 2.29, c["restarts_per_job"], "per job")]
-    if "crius-na" in rows:
-        out.append(H("NA ablation: JCT vs Crius", 2.54, _times(rows["crius-na"]["avg_jct_h"], c["avg_jct_h"]), "x"))
-    if "crius-nh" in rows:
-        out.append(H("NH ablation: JCT vs Crius", 3.53, _times(rows["crius-nh"]["avg_jct_h"], c["avg_jct_h"]), "x"))
-    if "crius-ddl" in rows:
-        ef = "elasticflow" if "elasticflow" in rows else "elasticflow-ls"
-        out.append(H(f"DDL: deadline ratio vs {ef}", 1.69,
-                     _times(rows["crius-ddl"]["ddl_ratio"], rows[ef]["ddl_ratio"]), "x",
-                     "deadline-aware ElasticFlow (admission control)" if ef == "elasticflow" else ""))
-    return out
 
 
 # ---------------------------------------------------------------- the two settings side by side
@@ -291,36 +258,10 @@ def scenario_jobs(name: str):
 
 
 def reproduce(quick: bool, out: Path, progress=None) -> list[Headline]:
-    """``dlsched reproduce crius``: both scenarios (testbed only when quick), results under ``out``."""
-    import json
+    """``dlsched reproduce crius``: every headline over the grid (``crius_grid``), results under ``out``."""
+    from dlsched.experiments import crius_grid
 
-    heads: list[Headline] = []
-    results = {}
-    done = 0
-    total = plan(quick)[0]
-    for name in scenario_names(quick):
-        cluster, jobs, removed = scenario_jobs(name)
-
-        def step(pol, m, _name=name):
-            nonlocal done
-            done += 1
-            if progress is not None:
-                progress(done, total, f"{_name}: {pol}")
-        rows = run_scenario(name, cluster, jobs, POLICIES, out=out / name, progress=step)
-        # the same runs under the authors' constants (no separate truth), beside ours
-        authors = run_scenario(name, cluster, jobs, POLICIES, out=out / f"{name}-authors", progress=step,
-                               setting="authors")
-        results[name] = rows
-        results[f"{name}-authors"] = authors
-        heads += headlines(name, rows)
-        (out / f"{name}.md").write_text(
-            table(name, rows) + f"({len(removed)} job(s) fit no shape, left out)\n\n"
-            + settings_table(name, {"derived": rows, "authors": authors}) + "\n" + accuracy_line(cluster, jobs) + "\n")
-    timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
-    rows_json = {k: {p: {m: v for m, v in r.items() if m not in timing} for p, r in v.items()}
-                 for k, v in results.items()}
-    (out / "crius_results.json").write_text(json.dumps(rows_json, indent=1, sort_keys=True, default=float) + "\n")
-    return heads
+    return crius_grid.reproduce(quick, out, progress)
 
 
 def scenario_names(quick: bool) -> list[str]:
@@ -328,8 +269,9 @@ def scenario_names(quick: bool) -> list[str]:
 
 
 def plan(quick: bool) -> tuple[int, float]:
-    names = scenario_names(quick)
-    return 2 * len(names) * len(POLICIES), sum(EXPECTED_S[n] for n in names)
+    from dlsched.experiments import crius_grid
+
+    return crius_grid.runs(quick), EXPECTED_GRID_S["quick" if quick else "full"]
 
 
 def _available() -> str | None:

@@ -4,7 +4,7 @@
     cluster: crius-sim              # shipped name, a YAML path (relative to this file) or an inline spec
     workload:
       synthetic: {jobs: 300, days: 2}   # or: trace: traces/philly.csv (format, skip_bad_rows, jobs)
-      load: 1.0                     # arrival-rate multiplier (submit times divided by it)
+      load: 1.0                     # offered load (docs/workloads.md); only arrival times move
     perf: adaptive
     sim: {checkpoint_interval: null, max_time: null}
     policies:
@@ -56,12 +56,22 @@ class Workload(_Strict):
     fit_requests: bool = False  # as --fit-requests: grow requests whose model does not fit in memory
     jobs: int | None = Field(None, ge=1, description="trace: keep the first N jobs")
     synthetic: SyntheticWorkload | None = None
-    load: float = Field(1.0, gt=0)
+    name: str | None = None  # a named workload, as --workload (jobs and days from 'synthetic')
+    # offered load, as --load (synthetic default: workload.load.DEFAULT_LOAD; a trace keeps its own)
+    load: float | None = Field(None, gt=0)
+    time_scale: float | None = Field(None, gt=0)  # as --time-scale
 
     @model_validator(mode="after")
     def _one_source(self):
         if self.trace and self.synthetic:
             raise ValueError("give either 'trace' or 'synthetic', not both")
+        if self.trace and self.name:
+            raise ValueError("give either 'trace' or 'name', not both")
+        if self.load is not None and self.time_scale is not None:
+            raise ValueError("give either 'load' or 'time_scale', not both")
+        if self.load is not None and self.synthetic is not None and self.synthetic.days is not None:
+            raise ValueError("give either 'load' or 'synthetic.days', not both: the load sets the arrival "
+                             "window from the jobs' GPU-hours")
         if not self.trace and self.synthetic is None:
             self.synthetic = SyntheticWorkload()
         return self

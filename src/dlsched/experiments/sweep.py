@@ -25,7 +25,8 @@ def run_spec(doc: dict):
     return RunSpec(
         workload=WorkloadSpec(trace=wl.trace, format=wl.format, skip_bad_rows=wl.skip_bad_rows,
                               fit_requests=wl.fit_requests, jobs=wl.jobs if wl.trace else wl.synthetic.jobs,
-                              days=None if wl.trace else wl.synthetic.days, arrival_rate=wl.load),
+                              days=None if wl.trace else wl.synthetic.days, load=wl.load,
+                              time_scale=wl.time_scale, name=wl.name),
         cluster=ClusterSpec(exp.cluster),
         policy=PolicySpec(entry.name, dict(entry.options)),
         perf=PerfSpec(exp.perf, exp.tier_profile),
@@ -43,6 +44,7 @@ def simulate_run(doc: dict) -> dict:
     spec = run_spec(doc)
     sim, info = build_simulator(spec)
     res = sim.run()
+    res.summary["offered_load"] = info.get("offered_load")  # beside utilisation and queueing
     return {"records": res.records, "series": res.series, "summary": res.summary,
             "params": run_params(res.params, info, spec, spec.policy.options), "stats": res.stats}
 

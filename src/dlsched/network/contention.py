@@ -81,7 +81,8 @@ class FlowContention:
         self._hot: set[int] = set()
         self._names: dict[int, str] = {}  # link id -> its name, for the utilisation rows
         self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "bounded_groups": 0,
-                      "largest_group": 0}
+                      "largest_group": 0, "jobs_sharing_links": 0}
+        self._sharers: set[str] = set()  # jobs ever solved in a group of two or more
         if self.charge_self:
             self._bundle_of = self.paths.bundle_of  # a port's bundle, by its first link
             self._bundle_width = [len(graph.graph[u][v]["ports"]) for u, v in zip(graph.link_src, graph.link_dst)]
@@ -358,6 +359,9 @@ class FlowContention:
 
     def _solve(self, group: list[str]) -> None:
         self.stats["largest_group"] = max(self.stats["largest_group"], len(group))
+        if len(group) > 1:
+            self._sharers.update(group)
+            self.stats["jobs_sharing_links"] = len(self._sharers)
         if len(group) == 1:
             job = self._jobs[group[0]]
             self._set_time(group[0], (job.total, job.comm))

@@ -45,15 +45,20 @@ class FCFS(ChargesReplanning, JobPolicy):
     summary = "first come, first served; stops at the first queued job that does not fit"
     paper = "-"
     options = (PolicyOption("window", int, 200, "queued jobs looked at past the first blocked one "
-                            "(backfill only)", minimum=1), *COST_OPTIONS)
+                            "(backfill only)", minimum=1), *COST_OPTIONS,
+               PolicyOption("arena", bool, False, "the Crius authors' FCFS: a blocked job holds back only "
+                            "its GPU type; jobs run only at their tightest packing, most-free nodes first "
+                            "(policies/arena_fcfs.py; strict FCFS only)"))
     backfill = False
     only_starts_queued = True  # both variants only start queued jobs: see JobPolicy
 
-    def __init__(self, window: int = 200, costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
+    def __init__(self, window: int = 200, costs: str = "derived", plan_s: float = PLAN_PROFILE_S,
+                 arena: bool = False):
         # Backfilling looks at most this many queued jobs past the first blocked one, as
         # production backfill schedulers do (Slurm's bf_max_job_test), which bounds the cost
         # of one call on a long queue.
         self.window = window
+        self.arena = arena and not self.backfill
         # a job started on its own shape still needs a plan for it: the one cost rule (replan_costs)
         self.set_costs(costs, plan_s)
         self.reset()
@@ -70,6 +75,11 @@ class FCFS(ChargesReplanning, JobPolicy):
         decision = Decision()
         free = view.free
         if free.total_free == 0:
+            return decision
+        if self.arena:
+            from dlsched.policies.arena_fcfs import schedule_by_type
+
+            schedule_by_type(view, decision, _type_id, exclusive_allocation)
             return decision
         scratch = None  # copied only once something is placed
         # strict FCFS: placements not yet on a scratch map.  Most calls place one job and stop at
@@ -178,6 +188,8 @@ class FCFS(ChargesReplanning, JobPolicy):
         d = super().describe()
         if self.backfill:
             d["backfill_window"] = self.window
+        if self.arena:
+            d["arena"] = True
         return d
 
 
@@ -187,3 +199,4 @@ class FCFSBackfill(FCFS):
     summary = "FCFS with EASY backfilling: later jobs jump ahead if they do not delay the head's reservation"
     paper = "Lifka, The ANL/IBM SP scheduling system, JSSPP 1995"
     backfill = True
+    options = FCFS.options[:-1]  # the authors' FCFS (arena) is strict: no backfilling variant

@@ -10,16 +10,25 @@ NSDI 2019), as Dally's paper uses it as its main baseline.
   suspend running jobs of higher queues (the highest queue first, the latest
   arrival first inside it) when that lets it fit.  Suspended jobs keep their
   progress and pay the engine's restore cost.
-- Skew-based consolidation: a job whose model's skew (largest tensor / model
-  size, Tiresias section 4.2) is at least ``skew_threshold`` must be placed on
+- Skew-based consolidation: a job whose model is skewed (Tiresias section 4.2:
+  its largest tensor is a large share of the model, so its all-reduce is
+  dominated by one tensor and suffers most off one machine) must be placed on
   as few machines as possible (one machine if it fits one, else one rack); the
   others take the tightest placement that is free (they never wait for one).
+  Tiresias classifies a model by profiling it, so the class is an input, not
+  something the scheduler derives: where the run is priced with a table that
+  labels skew (Dally's Table I, ``--tier-profile dally-table1``, which lists
+  MobileNet-V3 as high skew), that label is used, as Dally's runs used it;
+  otherwise the skew is computed from the model zoo's layer sizes and cut at
+  ``skew_threshold`` (``skew_source=computed`` forces that everywhere).
 
 Simplifications (docs/dally.md): Tiresias's starvation guard (promote a job
 that waited longer than a multiple of its last run) is left out, as in Dally's
 description of its baseline; Tiresias does not publish a numeric skew cut-off,
-0.5 is ours (it separates VGG and AlexNet, whose big fully connected layers
-Tiresias names as the skewed models, from the convolutional and BERT models).
+0.5 is ours for computed skews (it separates VGG and AlexNet, whose big fully
+connected layers Tiresias names as the skewed models, from the convolutional
+and BERT models; MobileNet-V3's 0.23 falls below it, which is why a labelled
+table takes precedence).
 """
 
 from __future__ import annotations
@@ -34,7 +43,27 @@ from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, 
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.common.preemption import largest_fits, preempt_to_fit
 from dlsched.policies.registry import register
+from dlsched.perf.papers.reference import DALLY_TABLE1_SKEW
 from dlsched.workload.models import get_model
+
+# skew classes published beside a tier table (by the table's name): the runs priced with the table used them
+SKEW_LABELS: dict[str, dict[str, str]] = {"dally-table1": DALLY_TABLE1_SKEW}
+SKEW_SOURCES = ("pricing", "computed")
+
+
+def pricing_skew_labels(perf) -> dict[str, str] | None:
+    """The skew labels of the tier table ``perf`` (or a model it wraps) prices with, None if it has none."""
+    from dlsched.perf.comm.tier_profile import TierProfile
+
+    seen: set[int] = set()
+    while perf is not None and id(perf) not in seen:
+        seen.add(id(perf))
+        attrs = vars(perf) if hasattr(perf, "__dict__") else {}  # vars: no delegating __getattr__
+        prof = attrs.get("profile")
+        if isinstance(prof, TierProfile) and prof.name in SKEW_LABELS:
+            return {get_model(m).name: lab for m, lab in SKEW_LABELS[prof.name].items()}
+        perf = attrs.get("base") or attrs.get("fallback")
+    return None
 
 
 def parse_thresholds(text: str) -> tuple[float, ...]:
@@ -60,11 +89,19 @@ class Tiresias(JobPolicy):
                      "share of the model", minimum=0.0),
         PolicyOption("round_s", float, 600.0, "preemption round in seconds (a job runs at least one round)",
                      positive=True),
+        PolicyOption("skew_source", str, "pricing", "pricing: the skew class of the tier table the run is "
+                     "priced with (Dally's Table I) where it lists the model, else computed; computed: "
+                     "largest tensor share >= skew_threshold"),
     )
 
-    def __init__(self, queue_thresholds: str = "3600", skew_threshold: float = 0.5, round_s: float = 600.0):
+    def __init__(self, queue_thresholds: str = "3600", skew_threshold: float = 0.5, round_s: float = 600.0,
+                 skew_source: str = "pricing"):
         self.thresholds = parse_thresholds(queue_thresholds)
         self.skew_threshold = float(skew_threshold)
+        if skew_source not in SKEW_SOURCES:
+            raise InputError(f"skew_source: must be one of {', '.join(SKEW_SOURCES)}, got {skew_source!r}",
+                             field="--option")
+        self.skew_source = skew_source
         if round_s <= 0:
             raise ValueError("round_s must be positive")
         self.round_s = float(round_s)
@@ -73,6 +110,8 @@ class Tiresias(JobPolicy):
     def reset(self) -> None:
         self._origin: float | None = None
         self._last_round = -1
+        self._labels: dict[str, str] | None = None
+        self._labels_of: int | None = None  # id of the perf model the labels were read from
 
     def attained(self, job: JobState, now: float) -> float:
         """GPU-seconds of service so far (2D-LAS's measure)."""
@@ -84,11 +123,18 @@ class Tiresias(JobPolicy):
     def queue_of(self, job: JobState, now: float) -> int:
         return bisect.bisect_right(self.thresholds, self.attained(job, now))
 
-    def skewed(self, job: JobState) -> bool:
-        return get_model(job.spec.model, job.spec.params).largest_tensor_fraction >= self.skew_threshold
+    def skewed(self, job: JobState, perf=None) -> bool:
+        model = get_model(job.spec.model, job.spec.params)
+        if self.skew_source == "pricing" and perf is not None:
+            if self._labels_of != id(perf):
+                self._labels, self._labels_of = pricing_skew_labels(perf), id(perf)
+            label = (self._labels or {}).get(model.name)
+            if label is not None:
+                return label == "high"
+        return model.largest_tensor_fraction >= self.skew_threshold
 
     def _max_tier(self, view: ClusterView, job: JobState, type_id: int | None) -> Tier:
-        if not self.skewed(job):
+        if not self.skewed(job, view.perf):
             return Tier.NETWORK
         machine_max, rack_max = largest_fits(view.cluster, type_id)
         n = job.spec.num_gpus
@@ -136,4 +182,4 @@ class Tiresias(JobPolicy):
 
     def describe(self) -> dict:
         return {**super().describe(), "queue_thresholds_gpu_s": list(self.thresholds),
-                "skew_threshold": self.skew_threshold, "round_s": self.round_s}
+                "skew_threshold": self.skew_threshold, "skew_source": self.skew_source, "round_s": self.round_s}

@@ -101,7 +101,13 @@ def fig_jct_cdf(runs):
 
 
 def fig_queue_cdf(runs):
-    return _cdf(runs, lambda r: [x.queueing_delay for x in r.records], "Queueing delay CDF", "queueing delay")
+    fig = _cdf(runs, lambda r: [x.queueing_delay for x in r.records], "Queueing delay CDF", "queueing delay")
+    # a run whose jobs never waited is a step at zero, invisible on a log axis: say so on the figure
+    idle = [r.label for r in runs if r.records and all(x.queueing_delay <= 0 for x in r.records)]
+    if fig is not None and idle:
+        fig.axes[0].text(0.02, 0.02, "no job waited: " + ", ".join(idle), transform=fig.axes[0].transAxes,
+                         fontsize=8, va="bottom")
+    return fig
 
 
 def _over_time(runs, column: str, title: str, ylabel: str) -> Figure | None:

@@ -81,10 +81,13 @@ def load_runs(dirs, labels: list[str] | None = None) -> tuple[list[Run], list[st
         run, n = load_run(d, labels[i] if labels else None)
         runs.append(run)
         notes += n
-    labels = [r.label for r in runs]
-    if len(set(labels)) != len(labels):  # the same policy twice: tell them apart by directory
-        for r in runs:
-            r.label = f"{r.label} ({r.path.name})" if r.path.name != r.label else str(r.path)
+    from dlsched.report.labels import unique_labels
+    from dlsched.report.warnings import nothing_could_differ
+
+    # the same policy twice: told apart by directory
+    for r, lab in zip(runs, unique_labels([r.label for r in runs], [r.path for r in runs])):
+        r.label = lab
+    notes += nothing_could_differ({r.label: r.summary for r in runs}, {r.label: str(r.path) for r in runs})
     return runs, notes
 
 

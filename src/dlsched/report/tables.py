@@ -9,7 +9,8 @@ HEADLINE = [("finished", "finished", "{:d}"), ("unfinished", "unfinished", "{:d}
             ("dropped", "dropped", "{:d}"), ("avg_jct", "avg JCT", "t"),
             ("median_jct", "median JCT", "t"), ("p95_jct", "p95 JCT", "t"),
             ("avg_queue", "avg queue", "t"), ("makespan", "makespan", "t"),
-            ("utilization", "util", "{:.1%}"), ("avg_throughput", "avg thr (samples/s)", "{:.0f}"),
+            # what the workload offered, beside what the policy achieved
+            ("offered_load", "offered load", "{:.2f}"), ("utilization", "util", "{:.1%}"), ("avg_throughput", "avg thr (samples/s)", "{:.0f}"),
             ("restarts_per_job", "restarts/job", "{:.2f}")]
 
 

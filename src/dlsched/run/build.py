@@ -51,7 +51,7 @@ def build_perf(spec: RunSpec, cluster: Cluster):
         raise
     except ValueError as e:  # an unknown model name: a mistake in what was given, not a crash
         raise InputError(str(e), field="perf.model") from None
-    return with_throughputs(base, spec.perf.throughputs)
+    return with_throughputs(base, spec.perf.throughputs, policy=spec.policy.name)
 
 
 def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> SimConfig:
@@ -101,6 +101,8 @@ class Prepared:
 
         spec = self.spec
         policy = policy if policy is not None else build_policy(policy_spec or spec.policy)
+        if hasattr(self.perf, "for_policy"):  # a replay whose rules depend on the policy (arena_replay.py)
+            self.perf.for_policy((policy_spec or spec.policy).name)
         config = sim_config(spec.engine, spec.seed, record_events)
         return Simulator(self.cluster, policy, self.jobs, perf=self.perf, config=config,
                          contention=build_contention(spec.network, spec.seed, self.cluster),

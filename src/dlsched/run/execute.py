@@ -47,6 +47,8 @@ def execute(spec: RunSpec, out: str | Path | None = None, *, prepared: Prepared 
 
         policy_options = used_options(spec.policy.name, spec.policy.options)
     params = run_params(result.params, prep.info, spec, policy_options)
+    # what the workload offered, beside the utilisation and queueing it achieved
+    result.summary["offered_load"] = prep.info.get("offered_load")
     folder = None
     if out is not None:
         from dlsched.report.io import write_results

@@ -39,13 +39,18 @@ class WorkloadSpec:
     days: float | None = None  # synthetic: arrival span (default: the benchmark trace's rate)
     skip_bad_rows: bool = False
     fit_requests: bool = False
-    # arrivals this many times as fast: submit times divided by it (an experiment file's workload.load)
+    # arrivals this many times as fast (gaps divided by it); kept for the API, as time_scale = 1 / it
     arrival_rate: float = 1.0
+    name: str | None = None  # a named workload (--workload; docs/workloads.md)
+    load: float | None = None  # offered load (--load): only arrival times move
+    time_scale: float | None = None  # gaps between arrivals multiplied by it (--time-scale)
 
     def _check(self) -> None:
         _positive(self.jobs, "workload.jobs")
         _positive(self.days, "workload.days")
         _positive(self.arrival_rate, "workload.arrival_rate")
+        _positive(self.load, "workload.load")
+        _positive(self.time_scale, "workload.time_scale")
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ class FitResult:
 
 
 def fit_requests(jobs: Iterable[JobSpec], runs: Callable[[JobSpec, int], bool], *, grow: bool,
-                 cap: int = DEFAULT_CAP, where: Callable[[JobSpec], str] = lambda j: "") -> FitResult:
+                 cap: int = DEFAULT_CAP, where: Callable[[JobSpec], str] = lambda j: "",
+                 why: Callable[[JobSpec], str | None] | None = None) -> FitResult:
     """Keep the jobs that run as asked; grow (or report) the others.
 
     ``where(job)`` describes the GPUs a job was checked on (for the message), e.g.
@@ -80,9 +81,11 @@ def fit_requests(jobs: Iterable[JobSpec], runs: Callable[[JobSpec, int], bool], 
             continue
         name = spec.model if not spec.params else f"{spec.model} {spec.params}"
         if not grow:
+            # a perf model that refuses for another reason than memory (a replayed table) says which
+            reason = (why(spec) if why is not None else None) or \
+                "it does not fit in GPU memory under any parallelism plan"
             bad.append(BadRequest(spec, f"model {name} (global batch {spec.batch_size}) cannot run on "
-                                        f"{where(spec)}: it does not fit in GPU memory under any "
-                                        "parallelism plan (--fit-requests grows such requests; "
+                                        f"{where(spec)}: {reason} (--fit-requests grows such requests; "
                                         "--skip-bad-rows leaves them out)"))
             continue
         while n < max(cap, spec.num_gpus) and not runs(spec, n):

@@ -29,6 +29,7 @@ from dlsched.cluster.topology import Cluster
 from dlsched.errors import InputError
 from dlsched.gctuning import rare_gc
 from dlsched.workload.job import JobSpec, unchecked_spec
+from dlsched.workload.load import DEFAULT_LOAD
 from dlsched.workload.models import get_model
 
 # (probability, seconds) points of R's quantile function (philly-stats.md section 1).
@@ -272,3 +273,47 @@ def philly_like(cluster: Cluster, n_jobs: int = 13000, days: float = 14.0, seed:
     scale = load_scale(cluster.num_gpus, n_jobs, window, load, mix, cap)
     return generate(n_jobs, window, seed=seed, cluster=cluster, pin_gpu_types=pin_gpu_types,
                     duration_scale=scale, max_duration_s=cap)
+
+
+# The default workload (what `dlsched simulate` generates without a trace).  Jobs keep Philly's
+# shape (durations, GPU mix, multi-GPU jobs running longer) at Philly's own scale; only the
+# arrival rate follows the cluster and the chosen offered load (workload/load.py).  Durations
+# are capped at DEFAULT_MAX_DURATION_S: Philly's last 3.5% run past a day and its last 1% hold
+# about two thirds of all GPU-seconds, so in a few hundred jobs an uncapped tail puts most of
+# the offered work in one or two jobs that outlive the arrival window, and the rest arrive too
+# sparsely to queue (docs/workloads.md, "The default workload").
+DEFAULT_MAX_DURATION_S = 86400.0
+
+
+def philly_at_load(cluster: Cluster, n_jobs: int, seed: int = 0, *, load: float | None = DEFAULT_LOAD,
+                   days: float | None = None, max_duration_s: float | None = DEFAULT_MAX_DURATION_S,
+                   pin_gpu_types: bool = False) -> list[JobSpec]:
+    """``n_jobs`` Philly-shaped jobs whose Poisson arrivals offer ``load`` x the cluster's capacity
+    over their window (first to last arrival), or arrive over ``days`` (then ``load`` must be None).
+
+    Sizes are drawn first and the window is then set from their GPU-seconds, so the realised
+    offered load is ``load`` itself, not an expectation a heavy tail would miss.  Given n
+    arrivals, a Poisson process's arrival times are uniform order statistics: normalised sums of
+    exponential gaps, scaled to the window.
+    """
+    if (load is None) == (days is None):
+        raise InputError("give exactly one of load and days", field="load")
+    _check_args(n_jobs=n_jobs, load=load, days=days, max_duration_s=max_duration_s)
+    jobs = generate(n_jobs, arrival="batch", seed=seed, cluster=cluster, pin_gpu_types=pin_gpu_types,
+                    max_duration_s=max_duration_s)
+    if days is not None:
+        window = days * 86400.0
+    else:
+        work = math.fsum(j.num_gpus * j.duration_s for j in jobs)
+        window = work / (load * cluster.num_gpus)
+    # a second stream of the same seed: the sizes stay those of generate(seed) whatever the window
+    rng = np.random.Generator(np.random.PCG64([seed, 1]))
+    sums = np.cumsum(rng.exponential(1.0, n_jobs))
+    span = sums[-1] - sums[0]
+    times = (sums - sums[0]) / span * window if span > 0 else np.zeros(n_jobs)
+    submit = np.round(times, 3).tolist()
+    out = []
+    for j, t in zip(jobs, submit):
+        out.append(unchecked_spec(j.job_id, t, j.model, j.num_gpus, j.batch_size, j.duration_s, j.gpu_type,
+                                  j.extra))
+    return out

@@ -29,7 +29,8 @@ Simplifications, each counted or stated:
 - an allocation spanning GPU types runs at the slowest type's entry (synchronous data
   parallelism is paced by the slowest worker); Gavel itself never mixes types;
 - the table gives no compute/communication split: the replayed cost is all compute;
-- packing interference comes from the wrapped model (Gavel's co-location table is not read).
+- packing interference: Gavel's co-location table when given (``colocated.py``, two jobs at
+  their measured packed / isolated speeds), else, and for pairs it lacks, the wrapped model's.
 """
 
 from __future__ import annotations
@@ -174,10 +175,14 @@ def _gpu_key(name: str) -> tuple[str, ...]:
 class ReplayPerfModel(PerfModel):
     """Prices jobs from a measured throughput table, falling back to ``base`` (counted)."""
 
-    def __init__(self, base: PerfModel, table: ThroughputTable):
+    def __init__(self, base: PerfModel, table: ThroughputTable, colocated=None):
         super().__init__(base.cluster)
         self.base = base
         self.table = table
+        self.colocated = colocated  # ColocatedTable or None: packed speeds from Gavel's measurements
+        self.packed_hits: set[str] = set()
+        self.packed_missing: set[str] = set()
+        self.packed_zero_run: set[str] = set()
         c = self.cluster
         self._type_key = [next((k for k in _gpu_key(gt.name) if k in table.gpu_types), None)
                           for gt in c.gpu_types]
@@ -252,13 +257,58 @@ class ReplayPerfModel(PerfModel):
             worst = max(worst, n / v)
         return IterCost(worst, worst, 0.0)
 
+    def packing(self, jobs, gpu_type: str):
+        """Whether jobs fit together (the wrapped model's memory check), at Gavel's measured packed
+        speeds where the co-location table has the pair (else the wrapped model's, counted)."""
+        res = self.base.packing(jobs, gpu_type)
+        if not res.feasible or self.colocated is None:
+            return res
+        measured = self._packed(jobs, gpu_type)
+        if measured is None:
+            return res
+        from dlsched.perf.sharing.interference import PackingResult
+
+        if not all(f > 0 for f in measured):  # Gavel's 0: the pair does not run packed
+            return PackingResult(False, (0.0,) * len(jobs), res.memory_bytes, res.capacity_bytes)
+        return PackingResult(True, measured, res.memory_bytes, res.capacity_bytes)
+
     def packing_factors(self, jobs, gpu_type: str) -> list[float]:
-        return self.base.packing_factors(jobs, gpu_type)
+        if self.colocated is None:
+            return self.base.packing_factors(jobs, gpu_type)
+        res = self.packing(jobs, gpu_type)
+        if not res.feasible:
+            # the memory check raises with its figures; a pair Gavel measured at 0 that a policy
+            # packed anyway (without asking ``packing``) runs at the wrapped model's factors, counted
+            self.packed_zero_run.add(" + ".join(j.job_id for j in jobs) + f" on {gpu_type}")
+            return self.base.packing_factors(jobs, gpu_type)
+        return list(res.factors)
+
+    def _packed(self, jobs, gpu_type: str) -> tuple[float, ...] | None:
+        """Packed / isolated speed of each of two jobs from Gavel's tables; None (counted) otherwise."""
+        t = self.cluster.type_id(gpu_type)
+        tk = self._type_key[t]
+        kinds = [(self.job_type(j), j.num_gpus) for j in jobs]
+        label = " + ".join(f"{jt or j.model} x{n}" for (jt, n), j in zip(kinds, jobs)) + f" on {gpu_type}"
+        if len(jobs) != 2 or tk is None or any(jt is None for jt, _ in kinds):
+            self.packed_missing.add(label)
+            return None
+        pair = self.colocated.pair(tk, kinds[0], kinds[1])
+        solo = [self.table.steps_per_s.get((jt, n, tk)) for jt, n in kinds]
+        if pair is None or any(not s for s in solo):
+            self.packed_missing.add(label)
+            return None
+        self.packed_hits.add(label)
+        return tuple(p / s for p, s in zip(pair, solo))
+
+    def for_policy(self, name: str) -> None:
+        """Another policy of the same run (``dlsched compare``): its counts start afresh."""
+        self.forget_counts()
 
     def forget_counts(self) -> None:
         """Start the counts afresh: the load-time feasibility check prices every job on every GPU
         type, which is not pricing the run did."""
-        for s in (self.replayed_jobs, self.fallback_jobs, self.hits, self.missing, self.zeros, self._cache):
+        for s in (self.replayed_jobs, self.fallback_jobs, self.hits, self.missing, self.zeros, self._cache,
+                  self.packed_hits, self.packed_missing, self.packed_zero_run):
             s.clear()
 
     def describe(self) -> dict:
@@ -276,11 +326,85 @@ class ReplayPerfModel(PerfModel):
             "note": "jobs_priced_by_model counts jobs with at least one allocation (run or only "
                     "considered by the policy) that the table could not price",
         }
+        if self.colocated is not None:
+            d["replay"]["packing"] = {
+                "colocated": self.colocated.source, "colocated_entries": len(self.colocated),
+                "pairs_measured": len(self.packed_hits),
+                "pairs_priced_by_model": sorted(self.packed_missing),
+                "zero_pairs_packed_anyway": sorted(self.packed_zero_run),
+                "note": "packed speeds: Gavel's co-located / isolated steps per second for two jobs; "
+                        "a pair measured at 0 cannot pack; more than two jobs, or a pair or job the "
+                        "tables lack, at the wrapped model's",
+            }
         return d
 
 
-def with_throughputs(base: PerfModel, path: str | Path | None) -> PerfModel:
-    """``base`` wrapped in the replay of ``path``'s throughputs, or ``base`` when no path."""
+def with_throughputs(base: PerfModel, path: str | Path | Sequence[str | Path] | None, *,
+                     policy: str | None = None) -> PerfModel:
+    """``base`` wrapped in the replay of the given table(s), or ``base`` when none.
+
+    Each path is detected from its header: the Crius authors' iteration-time table (arena
+    replay, ``arena_replay.py``), their data-parallel memory table (turns on their memory
+    check, with the former), or Gavel's throughput table (CSV or JSON).  ``policy`` picks
+    the authors' re-planning charge in the arena replay: Crius's pruned search for ``crius*``,
+    the full search otherwise.
+    """
     if path is None:
         return base
-    return ReplayPerfModel(base, read_throughputs(path))
+    paths = [path] if isinstance(path, (str, Path)) else list(path)
+    if not paths:
+        return base
+    kinds = [(p, _kind(Path(p), str(p))) for p in paths]
+    arena = [p for p, k in kinds if k == "times"]
+    memory = [p for p, k in kinds if k == "memory"]
+    gavel = [p for p, k in kinds if k == "gavel"]
+    coloc = [p for p, k in kinds if k == "colocated"]
+    for group, what in ((arena, "iteration-time"), (memory, "memory"), (gavel, "Gavel throughput"),
+                        (coloc, "co-location")):
+        if len(group) > 1:
+            raise InputError(f"more than one {what} table given ({', '.join(map(str, group))})",
+                             file=str(group[1]), field="--throughputs")
+    if memory and not arena:
+        raise InputError("a data-parallel memory table replays only beside the arena iteration-time table",
+                         file=str(memory[0]), field="--throughputs")
+    if coloc and not gavel:
+        raise InputError("Gavel's co-location table replays only beside its isolated throughput table",
+                         file=str(coloc[0]), field="--throughputs")
+    if arena and gavel:
+        raise InputError("the arena and Gavel tables price different jobs: give one of them",
+                         file=str(gavel[0]), field="--throughputs")
+    if arena:
+        from dlsched.perf.measured.arena import read_arena_memory, read_arena_times
+        from dlsched.perf.measured.arena_replay import ArenaReplayPerfModel
+
+        table = read_arena_times(arena[0])
+        if memory:
+            table = table.with_memory(read_arena_memory(memory[0]))
+        crius = (policy or "").startswith("crius")
+        # their memory check guards the baselines' data-parallel placements, never Crius's plans;
+        # their simulated FCFS skips it too (it queries with force_opt outside their runtime)
+        checked = not crius and not (policy or "").startswith("fcfs")
+        return ArenaReplayPerfModel(base, table, search="cell" if crius else "full",
+                                    dp_memory=bool(memory) and checked)
+    colocated = None
+    if coloc:
+        from dlsched.perf.measured.colocated import read_colocated
+
+        colocated = read_colocated(coloc[0])
+    return ReplayPerfModel(base, read_throughputs(gavel[0]), colocated)
+
+
+def _kind(path: Path, source: str) -> str:
+    """'times' or 'memory' (the arena tables) or 'gavel', from the file's first bytes."""
+    from dlsched.inputfile import read_head
+
+    head = read_head(path, source, "throughput table").decode("latin-1").lstrip()
+    if head.startswith("{"):
+        return "gavel"
+    from dlsched.perf.measured.arena import detect
+    from dlsched.workload.readers._common import csv_header
+
+    from dlsched.perf.measured.colocated import is_colocated
+
+    header = csv_header(path, source)
+    return "colocated" if is_colocated(header) else (detect(header) or "gavel")

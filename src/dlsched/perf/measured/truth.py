@@ -8,10 +8,16 @@ Crius would schedule with perfect information.  ``TruthPerfModel`` is what the
 engine prices running jobs with instead:
 
 1. **Measured iteration times where they exist** (``MeasuredTimes``): the
-   Crius authors' published Alpa runs (``experiments/crius/data``) or a user's
-   profile, keyed by model, variant, global batch, GPU type and GPU count.
-   Measured rows are each allocation's best plan, so they replace the
-   optimum outright.
+   Crius authors' Alpa runs on the simulated cluster's GPU types
+   (``../shared/anchors/profiles/arena-profiled-iteration-times.csv``, read by
+   default when present: ``arena_measurements``), their revision-testbed runs
+   (``dlsched/experiments/data``) or a user's profile, keyed by model, variant,
+   global batch, GPU type and GPU count.  Measured rows are each allocation's
+   best plan, so they replace the optimum outright, with no deviation; a run
+   measured out of memory cannot run (it is not priced by the model instead).
+   The arena table gives a time per placement: a GPU count's truth is its
+   tightest placement's (all GPUs on one node, else whole nodes), and a
+   spread placement is slowed from it as the adaptive model slows any spread.
 2. **Elsewhere, the analytic optimum with a per-plan deviation**: the
    iteration time of the plan the job runs is multiplied by ``1 + e`` where
    ``|e|`` is uniform on [3.7%, 9.5%] with a random sign, drawn from a seeded
@@ -71,7 +77,55 @@ class MeasuredTimes:
         return MeasuredTimes(times, source)
 
     def get(self, model: ModelInfo, batch: int, gpu: str, n: int) -> float | None:
+        """Measured seconds per iteration; ``math.inf`` for a run measured out of memory; None: not measured."""
         return self.times.get((model.name, model.variant, int(batch), gpu, int(n)))
+
+    def merged(self, other: "MeasuredTimes") -> "MeasuredTimes":
+        """These rows, plus ``other``'s where these have none."""
+        times = dict(other.times)
+        times.update(self.times)
+        source = "; ".join(s for s in (self.source, other.source) if s)
+        return MeasuredTimes(times, source)
+
+
+def arena_measured(table, cluster: Cluster | None = None) -> MeasuredTimes:
+    """The consolidated (tightest-placement) rows of an arena iteration-time table (``arena.ArenaTimes``).
+
+    Node capacities are the simulated cluster's (``cluster``, else the authors': A100 4, V100 16,
+    A40 and A10 2); an out-of-memory run is kept as ``math.inf``.  Models the zoo does not know
+    are left out.
+    """
+    from dlsched.errors import UnknownNameError
+
+    caps = {"a100": 4, "v100": 16, "a40": 2, "a10": 2}
+    if cluster is not None:
+        for t, gt in enumerate(cluster.gpu_types):
+            caps[gt.name.lower().split("-")[0]] = int(cluster.node_gpus[cluster.node_type == t].max(initial=0))
+    times: dict[MeasuredKey, float] = {}
+    for (family, param, batch, gpu, nodes, per), secs in sorted(table.times.items(), key=repr):
+        n = nodes * per
+        cap = caps.get(gpu)
+        if cap is None or (nodes, per) != ((1, n) if n <= cap else (n // cap, cap)):
+            continue
+        try:
+            info = get_model(family, param)
+            name = lookup_gpu(gpu).name
+        except (UnknownNameError, KeyError, ValueError):
+            continue
+        times[(info.name, info.variant, int(batch), name, n)] = math.inf if secs is None else float(secs)
+    return MeasuredTimes(times, table.source)
+
+
+def arena_measurements(cluster: Cluster | None = None) -> MeasuredTimes:
+    """The arena table from ``../shared`` (``$DLSCHED_SHARED``) when present, else no rows."""
+    from dlsched.experiments.shared import shared_dir
+
+    path = shared_dir() / "anchors" / "profiles" / "arena-profiled-iteration-times.csv"
+    if not path.is_file():
+        return MeasuredTimes({}, "")
+    from dlsched.perf.measured.arena import read_arena_times
+
+    return arena_measured(read_arena_times(path), cluster)
 
 
 def plan_deviation(key: tuple, seed: int) -> float:
@@ -87,10 +141,12 @@ class TruthPerfModel(AdaptivePerfModel):
 
     def __init__(self, cluster: Cluster, seed: int = 0, measured: MeasuredTimes | None = None,
                  deviate: bool = True, fallback: PerfModel | None = None,
-                 estimator: CellEstimator | None = None):
+                 estimator: CellEstimator | None = None, arena: bool = True):
         super().__init__(cluster, fallback=fallback, estimator=estimator)
         self.seed = seed
-        self.measured = measured or MeasuredTimes({})
+        # the authors' measurements on this cluster's GPU types join any rows given (which win)
+        self.measured = (measured or MeasuredTimes({})).merged(arena_measurements(cluster)) if arena \
+            else (measured or MeasuredTimes({}))
         self.deviate = deviate
         self._memo: dict[tuple, float | None] = {}
         self.measured_hits = 0  # allocations priced from a measurement (distinct shapes)
@@ -111,6 +167,8 @@ class TruthPerfModel(AdaptivePerfModel):
         t = self.measured.get(model, batch, gpu, n)
         if t is not None:
             self.measured_hits += 1
+            if not math.isfinite(t):
+                t = None  # measured out of memory: it cannot run there
         else:
             cell = self.estimator.optimum(model, batch, gpu, n)
             t = None if cell is None else self.plan_truth(model, batch, gpu, n, cell.plan, cell.iter_time)
@@ -157,6 +215,8 @@ def estimation_accuracy(truth: TruthPerfModel, shapes: Iterable[tuple[ModelInfo,
         real = truth.true_time(model, batch, gpu, n)
         best = min(cells, key=lambda c: (c.iter_time, c.n_stages))
         m = truth.measured.get(model, batch, gpu, n)
+        if m is not None and not math.isfinite(m):
+            continue  # measured out of memory: no time to compare an estimate with
         if m is not None:
             measured += 1
             acc.append(1 - abs(best.iter_time - m) / m)

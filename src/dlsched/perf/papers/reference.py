@@ -21,6 +21,9 @@ DALLY_TABLE1: dict[str, tuple[float, float, float]] = {
     "resnet50": (12, 12, 38),
     "bert_large": (8, 23, 715),
 }
+# Dally (003), Table I's skew column: the class Dally's runs gave each model (Tiresias consolidates "High").
+DALLY_TABLE1_SKEW: dict[str, str] = {"vgg11": "high", "alexnet": "high", "mobilenet_v3": "high",
+                                     "resnet18": "low", "resnet50": "low", "bert_large": "low"}
 # Gandiva (001), Fig. 1: throughput with two GPUs across sockets over that under one PCIe switch.
 GANDIVA_FIG1 = {"vgg16": 0.60, "resnet50": 1.0}
 # Gandiva (001), Table 1 (packing gain over time-slicing) and Fig. 3 (two LMs under one switch).

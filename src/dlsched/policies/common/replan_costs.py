@@ -101,7 +101,8 @@ def _data_parallel_only(model: str, params) -> bool:
 
 @dataclass(frozen=True)
 class ReplanCosts:
-    """One policy's re-planning prices: ``search`` is "cell" (Crius) or "full" (the baselines)."""
+    """One policy's re-planning prices: ``search`` is "cell" (Crius), "full" (the baselines) or
+    "dp" (a data-parallel-only planner: one plan, no search)."""
 
     search: str = "full"
     mode: str = "derived"
@@ -118,7 +119,7 @@ class ReplanCosts:
         """Plans the search profiles to re-plan ``job`` for ``shape`` (type index, GPUs); 0: no search."""
         from dlsched.perf.parallel.adaptive import shared_estimator
 
-        if _data_parallel_only(job.spec.model, job.spec.params):
+        if _data_parallel_only(job.spec.model, job.spec.params) or self.search == "dp":
             return 0  # one plan (data parallel): nothing to search, the job starts at once
         model = get_model(job.spec.model, job.spec.params)
         est = shared_estimator(cluster)
@@ -132,7 +133,9 @@ class ReplanCosts:
     def price(self, cluster: Cluster, job: JobState, shape: tuple[int, int]) -> float:
         """Seconds to re-plan ``job`` for a new ``shape`` (no profiling, no bookkeeping: pure)."""
         if self.mode == "authors":
-            per_gpu, cap = CRIUS_REPLAN if self.search == "cell" else FULL_REPLAN
+            # a data-parallel-only planner searches nothing either; the authors' cheapest
+            # constant (Crius's pruned search) is the floor their simulator knows
+            per_gpu, cap = CRIUS_REPLAN if self.search in ("cell", "dp") else FULL_REPLAN
             return min(per_gpu * shape[1], cap)
         return self.plans(cluster, job, shape) * self.plan_s
 

@@ -41,6 +41,7 @@ import itertools
 import time
 from statistics import median
 
+from dlsched.core.feasible import shape_time
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, ShapeTable,
@@ -85,6 +86,7 @@ class Crius(ChargesReplanning, JobPolicy):
     )
     replan_search = "cell"  # Cell-guided tuning (section 5.2) under the one cost rule
     adaptive = True  # GPU-count scaling (off in Crius-NA)
+    dp_only = False  # plan and estimate data-parallel only, no Cells (the Cells ablation, crius-dp)
     heterogeneous = True  # GPU-type scaling (off in Crius-NH)
     deadline_aware = False
     fast = True  # False: best_grow scans every running job (the reference GrowIndex is tested against)
@@ -116,6 +118,7 @@ class Crius(ChargesReplanning, JobPolicy):
         self._tables: dict[str, ShapeTable] = {}  # per active job, built once
         self._est_time: dict[str, dict[Shape, float]] = {}  # estimated s/iteration per shape (DDL)
         self._cells_of: dict[tuple, tuple] = {}  # a request's Cells (``_init_cells``), shared by its jobs
+        self._perf = None  # the engine's perf model, from the view of the current call
         self._new: list[str] = []  # arrivals since the last call
         self._opp: dict[str, float] = {}  # opportunistic job -> time it was launched
         self.overheads: list[float] = []  # seconds of policy work per arriving job
@@ -193,6 +196,7 @@ class Crius(ChargesReplanning, JobPolicy):
     def _estimate_cells(self, cluster, job: JobState) -> tuple[dict[Shape, float], dict[Shape, float], int]:
         """(throughput and iteration time per shape, Cells profiled) of a job's request."""
         est = shared_estimator(cluster)
+        perf = self._perf
         spec = job.spec
         model = get_model(spec.model, spec.params)
         thr: dict[Shape, float] = {}
@@ -202,15 +206,29 @@ class Crius(ChargesReplanning, JobPolicy):
             for n in crius_counts(spec.num_gpus, self.adaptive):
                 if n > int(cluster.type_gpus[t]):
                     continue
-                cell = est.best_cell(model, spec.batch_size, name, n)
+                cell = (est.dp_only if self.dp_only else est.best_cell)(model, spec.batch_size, name, n)
+                if perf is None:  # no engine to ask (a policy used on its own): the Cells decide
+                    if cell is not None:
+                        thr[(t, n)], times[(t, n)] = cell.throughput, cell.iter_time
+                    continue
+                # the engine's predicate decides where the job can run, so Crius never refuses a job
+                # another policy runs, nor chooses a shape the engine refuses
+                ran = shape_time(perf, cluster, spec, t, n)
+                if ran is None:
+                    continue
                 if cell is not None:
-                    thr[(t, n)] = cell.throughput
-                    times[(t, n)] = cell.iter_time
+                    thr[(t, n)], times[(t, n)] = cell.throughput, cell.iter_time
+                else:
+                    # no Cell plan (e.g. a batch too small to split into a pipeline's micro-batches)
+                    # but the job runs there data-parallel: profiled as it runs, as section 8.2
+                    # profiles Cells on the GPUs
+                    thr[(t, n)], times[(t, n)] = spec.batch_size / ran, ran
         # the GPU types are profiled in parallel (section 8.2), so the job waits for the type with
         # the most Cells, not for all of them one after another
         per_type: dict[int, int] = {}
         for t, n in thr:
-            per_type[t] = per_type.get(t, 0) + len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n))
+            k = 1 if self.dp_only else len(est.cells(model, spec.batch_size, cluster.gpu_types[t].name, n))
+            per_type[t] = per_type.get(t, 0) + k
         n_cells = max(per_type.values(), default=0)
         return thr, times, n_cells
 
@@ -226,14 +244,15 @@ class Crius(ChargesReplanning, JobPolicy):
 
     def _drop_reason(self, view: ClusterView, job: JobState, now: float) -> str | None:
         if not self._table(view.cluster, job).thr:
-            # no Cell fits in memory on any type and count Crius may choose: it can never run
-            return "no feasible Cell (out of memory on every candidate shape)"
+            # the engine cannot run it on any type and count Crius may choose: it can never run
+            return "cannot run on any candidate shape (out of memory, or no plan, on every one)"
         return None
 
     # ------------------------------------------------------------------ Algorithm 1
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         cluster = view.cluster
+        self._perf = view.perf  # the engine's perf model: its feasibility is the one Crius uses
         self.calls += 1
         jobs = view.jobs
         indexes = self._indexes if self.fast else ()
@@ -473,6 +492,23 @@ class CriusNA(Crius):
     name = "crius-na"
     summary = "Crius without adaptivity scaling: every job keeps its requested GPU count (ablation, 8.6)"
     adaptive = False
+
+
+@register("crius-dp")
+class CriusDP(Crius):
+    """Ablation of the Cells: the same scheduler planning data-parallel only.
+
+    Each shape's estimate is the data-parallel plan's (one profiling per shape, no
+    pipeline stages, no tensor parallelism), so the scheduler sees only what DP can do
+    there; a shape where DP runs out of memory has no estimate.  Run it where jobs
+    also *run* data-parallel (``experiments.crius_ablation.DataParallelRun``): the
+    engine's perf model otherwise runs every job at its adaptive optimum.
+    """
+
+    name = "crius-dp"
+    summary = "Crius planning data-parallel only: no Cells, no pipeline or tensor parallelism (ablation, ours)"
+    dp_only = True
+    replan_search = "dp"
 
 
 @register("crius-nh")

@@ -18,21 +18,24 @@ shared/seeds/003; sections IV-B1 to IV-B3, Algorithms 1 and 2).
   priority that have held their GPUs for a round, highest first, if that lets it
   fit at a level its timers allow.  Preempted jobs keep their progress, go back
   to the queue and pay the engine's restore cost on their next start.
-- Re-offers (ours, see below): at each round a running job placed on a looser
-  level than it fits is offered, in the same priority order, the tightest free
+- Re-offers (ours, not in the paper; off in every paper variant and on only in
+  ``dally-reoffer``): at each round a running job placed on a looser level
+  than it fits is offered, in the same priority order, the tightest free
   placement (its own GPUs counted) and moves if that is a tighter level.
+  Tiresias has no such move, so the named ``dally`` row must not either.
 
 Simplifications (docs/dally.md): offers are computed centrally (the job's
 "local scheduler" is the accept rule above); the round length, the initial
-timer before the tuner has two samples, and the default history window are
+timer before the tuner has a sample, and the history limit (20 waits) are
 ours, the paper gives none.  The re-offer of running jobs is our reading of
 how "jobs suffering from sub-optimal placements" get "better-consolidated
-placements" (section V-B) in a simulator built on Themis's leases; without it a
-job placed across racks keeps that placement to the end.
+placements" (section V-B) in a simulator built on Themis's leases; the paper
+describes no such move, so it is a separate, labelled policy of ours.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from dlsched.cluster.placement import pick_gpus
@@ -49,10 +52,9 @@ HOUR = 3600.0
 MANUAL_S = {"machine": 12 * HOUR, "rack": 12 * HOUR}  # Dally section IV-B2
 _TIERS = {"machine": Tier.NVLINK, "rack": Tier.RACK, "network": Tier.NETWORK}
 _ORDER = ("machine", "rack", "network")
-# default history window: 48 h on Dally's 2-rack cluster (128 GPUs), scaled inversely with the
-# cluster's GPUs so a window holds about as many placements on every size (ours; the paper only
-# says larger clusters want a smaller limit)
-BASE_HISTORY_S, BASE_GPUS = 48 * HOUR, 128
+# the tuner's history limit: the last 20 waits of each (level, GPU demand) list (ours; the paper gives
+# no value; about the number of jobs of one demand a 2-rack cluster places in a day of the batch runs)
+HISTORY_N = 20
 
 
 @register("dally")
@@ -64,19 +66,25 @@ class Dally(JobPolicy):
     options = (
         PolicyOption("round_s", float, 600.0, "preemption round in seconds (a job runs at least one round)",
                      positive=True),
-        PolicyOption("history_s", float, None, "auto-tuner history window in seconds "
-                     "(default 48 h x 128 / cluster GPUs)", positive=True, optional=True),
+        PolicyOption("history_n", int, HISTORY_N, "auto-tuner history limit: waits kept per (level, GPU "
+                     "demand) list (Algorithm 2's sliding window size)", positive=True, optional=True),
+        PolicyOption("history_s", float, None, "also drop waits older than this many seconds (an earlier "
+                     "time-window reading, kept for the ablation)", positive=True, optional=True),
         PolicyOption("reading", str, "inferred", "priority formula: inferred, inverted or attained "
                      "(the formula is inferred; see docs/dally.md)"),
         PolicyOption("preempt", bool, True, "network-sensitive preemption"),
-        PolicyOption("reoffer", bool, True, "at each preemption round, offer running jobs a tighter level "
-                     "(ours; docs/dally.md)"),
+        PolicyOption("reoffer", bool, False, "at each preemption round, offer running jobs a tighter level "
+                     "(ours, not in the paper; docs/dally.md)"),
     )
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
-                 preempt: bool = True, reoffer: bool = True):
+                 preempt: bool = True, reoffer: bool = False, history_n: int | None = HISTORY_N):
         if round_s <= 0:
             raise ValueError("round_s must be positive")
+        if history_n is None and history_s is None:
+            raise InputError("history_n and history_s cannot both be none: the tuner needs a history limit",
+                             field="--option")
+        self.history_n = history_n
         if reading not in READINGS:
             raise InputError(f"reading: must be one of {', '.join(READINGS)}, got {reading!r}", field="--option")
         self.round_s = float(round_s)
@@ -96,8 +104,12 @@ class Dally(JobPolicy):
 
     # --------------------------------------------------------------- timers
 
-    def _history(self, view: ClusterView) -> float:
-        return self.history_s or BASE_HISTORY_S * BASE_GPUS / view.cluster.num_gpus
+    def tuner_counts(self) -> dict[str, dict[str, float]]:
+        """Per level: timer evaluations, fallbacks to the fixed default, and their share (auto timers only)."""
+        if self._tuner is None or self.timers != "auto":
+            return {}
+        return {lv: {"evaluations": c.evaluations, "fallbacks": c.fallbacks, "share": c.fallback_share}
+                for lv, c in self._tuner.counts.items()}
 
     def _timer(self, level: str, n: int, now: float) -> float:
         if self.timers == "manual":
@@ -114,9 +126,9 @@ class Dally(JobPolicy):
         machine_max, rack_max = largest_fits(view.cluster, type_id)
         waited = now - job.queued_since
         tm = self._timer("machine", n, now) if n <= machine_max else 0.0
-        tr = self._timer("rack", n, now) if n <= rack_max else 0.0
-        if waited < tm:
+        if waited < tm:  # the rack timer is not asked for until the machine timer has run out
             return "machine", job.queued_since + tm
+        tr = self._timer("rack", n, now) if n <= rack_max else 0.0
         if waited < tm + tr:
             return "rack", job.queued_since + tm + tr
         return "network", math.inf
@@ -126,7 +138,7 @@ class Dally(JobPolicy):
     def schedule(self, view: ClusterView, now: float) -> Decision:
         c = view.cluster
         if self._tuner is None:
-            self._tuner = DelayTuner(self._history(view), MANUAL_S)
+            self._tuner = DelayTuner(MANUAL_S, history_n=self.history_n, history_s=self.history_s)
         if self._origin is None:
             self._origin = now
         k = int((now - self._origin) / self.round_s + 1e-9)
@@ -222,7 +234,8 @@ class Dally(JobPolicy):
 
     def describe(self) -> dict:
         return {**super().describe(), "timers": self.timers, "round_s": self.round_s,
-                "history_s": self.history_s, "reading": self.reading, "preempt": self.preempt, "reoffer": self.reoffer,
+                "history_n": self.history_n, "history_s": self.history_s, "reading": self.reading,
+                "preempt": self.preempt, "reoffer": self.reoffer,
                 "priority_formula": "inferred (shared/seeds/README.md)"}
 
 
@@ -245,3 +258,16 @@ class DallyConsolidated(Dally):
     name = "dally-consolidated"
     timers = "consolidated"
     summary = "Dally waiting as long as needed for the tightest level a job fits (machine, else rack)"
+
+
+@register("dally-reoffer")
+class DallyReoffer(Dally):
+    """Ours, not the paper's: auto-tuned Dally that also moves running jobs to tighter free placements."""
+
+    name = "dally-reoffer"
+    summary = "ours: Dally (auto-tuned timers) plus re-offers that move running jobs to a tighter level"
+    options = tuple(dataclasses.replace(o, default=True) if o.name == "reoffer" else o for o in Dally.options)
+
+    def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
+                 preempt: bool = True, reoffer: bool = True, history_n: int | None = HISTORY_N):
+        super().__init__(round_s, history_s, reading, preempt, reoffer, history_n)

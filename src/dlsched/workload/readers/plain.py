@@ -14,10 +14,30 @@ from pathlib import Path
 
 from dlsched.workload.job import JobSpec
 from dlsched.workload.models import get_model
-from dlsched.workload.readers._common import Row, RowLoop, TraceLoad, csv_rows
+from dlsched.workload.readers._common import Row, RowLoop, TraceLoad, csv_header, csv_rows
 
 REQUIRED = ("job_id", "submit_time", "model", "num_gpus")
 SIZE_FIELDS = ("iterations", "duration", "duration_s")
+OPTIONAL = ("batch_size", "gpu_type", "elastic", "deadline", "priority", "user", "params")
+KNOWN = REQUIRED + SIZE_FIELDS + OPTIONAL
+
+
+def check_columns(header: list[str], source: str) -> None:
+    """An unknown column is never silently ignored: one close to a known name is a typo and an
+    error (``gpu_tpye`` would leave every job unpinned); any other is named in a warning."""
+    import sys
+
+    from dlsched.errors import InputError, did_you_mean
+
+    for name in header:
+        if name in KNOWN or not name:
+            continue
+        hint = did_you_mean(name, KNOWN)
+        if hint:
+            raise InputError(f"unknown column '{name}'{hint}; known: {', '.join(KNOWN)}", file=source, line=1,
+                             field=name)
+        print(f"dlsched: warning: {source}, line 1: column '{name}' is not a dlsched column and is not read "
+              f"(known: {', '.join(KNOWN)})", file=sys.stderr)
 
 
 def parse_row(row: Row) -> JobSpec:
@@ -46,6 +66,7 @@ def parse_row(row: Row) -> JobSpec:
 
 def read_dlsched(path: str | Path, *, skip_bad_rows: bool = False) -> TraceLoad:
     source = str(path)
+    check_columns(csv_header(Path(path), source), source)
     rows = csv_rows(Path(path), source, required=REQUIRED)
     loop = RowLoop(source, skip_bad_rows)
     return loop.result(loop.run(rows, parse_row))

@@ -1,0 +1,272 @@
+"""Crius's headlines over a grid: seeds x load x the settings that decide them.
+
+Each headline the paper reports (sections 8.3-8.6) is one row per baseline it names,
+in the paper's own metric (average JCT, average queuing time, average and peak cluster
+throughput, finished jobs, deadline satisfactory ratio), with the paper's direction:
+Crius lower in JCT and queuing, higher in throughput, finished jobs and deadline ratio;
+the ablations (NA, NH) worse than Crius.  Our additions are separate rows, labelled:
+the extra baselines (round-based Gavel, Sia) and the Cells ablation (``crius-dp``).
+
+The grid (``experiments.grid``):
+
+* seeds: on the testbed, which 244 consecutive jobs of the trace (window ``seed``) and
+  the truth's seeded deviation; in the simulation, the truth's deviation and a seeded
+  jitter of the arrivals (seed 0 is the trace as it is);
+* load: arrivals compressed by x0.5, x1, x2 (``grid.scale_arrivals``);
+* settings: the testbed's iteration divisor (100, shipped; 30) and the cost setting
+  (derived; the authors' constants), both of which decide who wins there; the
+  simulation runs the trace's own iterations, so only the cost setting.
+
+``--quick`` runs the testbed under derived costs only, with the paper's baselines and
+the Cells ablation (a smaller grid that finishes in about a minute).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlsched.experiments import crius_scenarios as scenarios
+from dlsched.experiments.grid import (PCT_POSITIVE, RATIO_ABOVE_ONE, RATIO_BELOW_ONE, GridHeadline, GridPoint,
+                                      GridResult, GridSpec, markdown, run_grid, scale_arrivals, to_headline)
+
+DP_JOBS_CRIUS = "crius (on crius-dp's jobs)"  # a row of a grid point's runs: the ablation's reference
+PAPER_BASELINES = {"fcfs": "FCFS", "gandiva": "Gandiva", "gavel-admit": "Gavel", "elasticflow-ls": "ElasticFlow-LS"}
+OUR_BASELINES = {"gavel": "Gavel (round-based time-sharing)", "sia": "Sia"}
+TESTBED_JOBS = 244
+
+
+@dataclass(frozen=True)
+class Setting:
+    iter_div: int | None  # testbed only: iterations divided by this to fit a 6-hour window
+    costs: str  # "derived" or "authors" (experiments.crius.SETTINGS)
+
+
+TESTBED_SETTINGS = {"div100/derived": Setting(100, "derived"), "div30/derived": Setting(30, "derived"),
+                    "div100/authors": Setting(100, "authors"), "div30/authors": Setting(30, "authors")}
+SIM_SETTINGS = {"derived": Setting(None, "derived"), "authors": Setting(None, "authors")}
+
+
+def grid_spec(scenario: str, quick: bool) -> GridSpec:
+    if scenario == "testbed":
+        names = ("div100/derived", "div30/derived") if quick else tuple(TESTBED_SETTINGS)
+    else:
+        names = tuple(SIM_SETTINGS)
+    return GridSpec(settings=names)
+
+
+def policies(scenario: str, quick: bool) -> list[str]:
+    pols = ["crius", *PAPER_BASELINES, "crius-dp"]
+    if quick:
+        return pols
+    pols += list(OUR_BASELINES)
+    if scenario == "sim":
+        pols += ["crius-na", "crius-nh", "crius-ddl", "elasticflow"]
+    return pols
+
+
+# ---------------------------------------------------------------- the headlines
+
+def _lower(ref, other):
+    """Percent by which ``ref`` is below ``other`` (the paper's "X% lower")."""
+    return None if ref is None or not other else (1 - ref / other) * 100
+
+
+def _times(a, b):
+    return None if a is None or not b else a / b
+
+
+def grid_headlines(scenario: str, quick: bool = False) -> list[GridHeadline]:
+    rows: list[GridHeadline] = []
+    if scenario == "testbed":
+        src = "Fig. 14, up to, best of four"
+        figs = [("JCT", "avg_jct_h", "average JCT", 48.9, "%"), ("queuing", "avg_queue_h", "average queuing time", 71.0, "%"),
+                ("avg throughput", "avg_thr", "average cluster throughput", 1.49, "x"),
+                ("peak throughput", "peak_thr", "peak cluster throughput", 1.36, "x")]
+        for word, _, metric, paper, unit in figs:
+            for pol, label in PAPER_BASELINES.items():
+                name = f"{word} {'lower than' if unit == '%' else 'vs'} {label}"
+                rows.append(GridHeadline(scenario, name, paper, unit, metric,
+                                         PCT_POSITIVE if unit == "%" else RATIO_ABOVE_ONE, src))
+    else:
+        for pol, label, paper in (("fcfs", "FCFS", 81.3), ("elasticflow-ls", "ElasticFlow-LS", 75.8),
+                                  ("gandiva", "Gandiva", 80.1), ("gavel-admit", "Gavel", 66.4)):
+            rows.append(GridHeadline(scenario, f"JCT lower than {label}", paper, "%", "average JCT", PCT_POSITIVE,
+                                     "Fig. 17a"))
+        for word, metric, paper, src in (("finished jobs", "finished jobs", 1.29, "Fig. 17b, up to"),
+                                         ("avg throughput", "average cluster throughput", 1.54, "Fig. 17c, up to"),
+                                         ("peak throughput", "peak cluster throughput", 1.57, "Fig. 17c, up to")):
+            for label in PAPER_BASELINES.values():
+                rows.append(GridHeadline(scenario, f"{word} vs {label}", paper, "x", metric, RATIO_ABOVE_ONE, src,
+                                         note="1.00x when every job finishes (no horizon)"
+                                         if word == "finished jobs" else ""))
+        # section 8.6: each ablation against Crius in JCT, finished jobs, average and peak throughput
+        for tag, jct, fin, avg, peak in (("NA", 2.54, 0.9131, 0.864, 0.859), ("NH", 3.53, 0.832, 0.827, 0.823)):
+            rows += [GridHeadline(scenario, f"{tag}: JCT vs Crius", jct, "x", "average JCT", RATIO_ABOVE_ONE, "8.6"),
+                     GridHeadline(scenario, f"{tag}: finished jobs vs Crius", fin, "x", "finished jobs",
+                                  RATIO_BELOW_ONE, "8.6", note="1.00x when every job finishes (no horizon)"),
+                     GridHeadline(scenario, f"{tag}: avg throughput vs Crius", avg, "x", "average cluster throughput",
+                                  RATIO_BELOW_ONE, "8.6"),
+                     GridHeadline(scenario, f"{tag}: peak throughput vs Crius", peak, "x", "peak cluster throughput",
+                                  RATIO_BELOW_ONE, "8.6")]
+        # Fig. 20: Crius-DDL against deadline-aware ElasticFlow
+        rows += [GridHeadline(scenario, "DDL: deadline ratio vs ElasticFlow", 1.69, "x",
+                              "deadline satisfactory ratio", RATIO_ABOVE_ONE, "Fig. 20"),
+                 GridHeadline(scenario, "DDL: JCT lower than ElasticFlow", 33.1, "%", "average JCT", PCT_POSITIVE,
+                              "Fig. 20"),
+                 GridHeadline(scenario, "DDL: avg throughput vs ElasticFlow", 1.72, "x", "average cluster throughput",
+                              RATIO_ABOVE_ONE, "Fig. 20"),
+                 GridHeadline(scenario, "DDL: peak throughput vs ElasticFlow", 1.96, "x", "peak cluster throughput",
+                              RATIO_ABOVE_ONE, "Fig. 20")]
+    if not quick:
+        for pol, label in OUR_BASELINES.items():
+            rows.append(GridHeadline(scenario, f"JCT lower than {label}", 0.0, "%", "average JCT", PCT_POSITIVE,
+                                     ours_label=True))
+    rows += [GridHeadline(scenario, "Cells ablation: DP-only planning JCT vs Crius", 0.0, "x", "average JCT",
+                          RATIO_ABOVE_ONE, ours_label=True,
+                          note="crius-dp plans and runs data-parallel only; Crius re-run on the jobs "
+                               "crius-dp runs, so both schedule the same work; > 1: the Cells help"),
+             GridHeadline(scenario, "Cells ablation: jobs DP-only planning cannot run", 0.0, "jobs",
+                          "unfinished jobs, DP-only minus Crius", PCT_POSITIVE, ours_label=True,
+                          note="> 0: jobs only a pipeline or tensor plan fits in memory")]
+    return rows
+
+
+def point_values(scenario: str, rows: dict) -> dict[str, float | None]:
+    """Every headline's value from one grid point's runs (``experiments.crius.run_scenario`` rows)."""
+    c = rows["crius"]
+    out: dict[str, float | None] = {}
+    if scenario == "testbed":
+        for pol, label in PAPER_BASELINES.items():
+            b = rows[pol]
+            out[f"JCT lower than {label}"] = _lower(c["avg_jct_h"], b["avg_jct_h"])
+            out[f"queuing lower than {label}"] = _lower(c["avg_queue_h"], b["avg_queue_h"])
+            out[f"avg throughput vs {label}"] = _times(c["avg_thr"], b["avg_thr"])
+            out[f"peak throughput vs {label}"] = _times(c["peak_thr"], b["peak_thr"])
+    else:
+        for pol, label in PAPER_BASELINES.items():
+            b = rows[pol]
+            out[f"JCT lower than {label}"] = _lower(c["avg_jct_h"], b["avg_jct_h"])
+            out[f"finished jobs vs {label}"] = _times(c["finished"], b["finished"])
+            out[f"avg throughput vs {label}"] = _times(c["avg_thr"], b["avg_thr"])
+            out[f"peak throughput vs {label}"] = _times(c["peak_thr"], b["peak_thr"])
+        for v, tag in (("crius-na", "NA"), ("crius-nh", "NH")):
+            if v in rows:
+                out[f"{tag}: JCT vs Crius"] = _times(rows[v]["avg_jct_h"], c["avg_jct_h"])
+                out[f"{tag}: finished jobs vs Crius"] = _times(rows[v]["finished"], c["finished"])
+                out[f"{tag}: avg throughput vs Crius"] = _times(rows[v]["avg_thr"], c["avg_thr"])
+                out[f"{tag}: peak throughput vs Crius"] = _times(rows[v]["peak_thr"], c["peak_thr"])
+        if "crius-ddl" in rows and "elasticflow" in rows:
+            d, e = rows["crius-ddl"], rows["elasticflow"]
+            out["DDL: deadline ratio vs ElasticFlow"] = _times(d["ddl_ratio"], e["ddl_ratio"])
+            out["DDL: JCT lower than ElasticFlow"] = _lower(d["avg_jct_h"], e["avg_jct_h"])
+            out["DDL: avg throughput vs ElasticFlow"] = _times(d["avg_thr"], e["avg_thr"])
+            out["DDL: peak throughput vs ElasticFlow"] = _times(d["peak_thr"], e["peak_thr"])
+    for pol, label in OUR_BASELINES.items():
+        if pol in rows:
+            out[f"JCT lower than {label}"] = _lower(c["avg_jct_h"], rows[pol]["avg_jct_h"])
+    if "crius-dp" in rows:
+        d = rows["crius-dp"]
+        same = rows.get(DP_JOBS_CRIUS, c)  # Crius on the jobs DP-only planning can run at all
+        out["Cells ablation: DP-only planning JCT vs Crius"] = _times(d["avg_jct_h"], same["avg_jct_h"])
+        out["Cells ablation: jobs DP-only planning cannot run"] = float(d["jobs"] - d["finished"]
+                                                                        - (c["jobs"] - c["finished"]))
+    return out
+
+
+# ---------------------------------------------------------------- the workloads of a grid point
+
+def jitter_arrivals(jobs, seed: int):
+    """Seed 0: the trace as it is; else each arrival moved by up to half the median gap, seeded."""
+    if seed == 0 or len(jobs) < 2:
+        return list(jobs)
+    times = sorted(j.submit_time for j in jobs)
+    gaps = sorted(b - a for a, b in zip(times, times[1:]))
+    w = gaps[len(gaps) // 2] / 2
+    rng = random.Random(seed)
+    t0 = times[0]
+    out = [j.with_(submit_time=round(max(t0, j.submit_time + rng.uniform(-w, w)), 3)) for j in jobs]
+    return sorted(out, key=lambda j: (j.submit_time, j.job_id))
+
+
+def point_workload(scenario: str, p: GridPoint):
+    """(cluster, jobs) of one grid point."""
+    if scenario == "testbed":
+        s = TESTBED_SETTINGS[p.setting]
+        n = len(scenarios.read_arena())
+        start = (p.seed * TESTBED_JOBS) % max(1, n - TESTBED_JOBS)  # disjoint windows of the trace
+        cluster, jobs, _ = scenarios.testbed(iter_div=s.iter_div, start=start, ddl_scale=10.0)
+    else:
+        cluster, jobs, _ = scenarios.sim(compress=4.0, ddl_scale=10.0)
+        jobs = jitter_arrivals(jobs, p.seed)
+    return cluster, scale_arrivals(jobs, p.load)
+
+
+def setting_of(scenario: str, name: str) -> Setting:
+    return (TESTBED_SETTINGS if scenario == "testbed" else SIM_SETTINGS)[name]
+
+
+def run(scenario: str, quick: bool, out: Path, progress=None) -> list[GridResult]:
+    """The scenario's grid; results of the reference point (seed 0, load x1) per setting under ``out``."""
+    from dlsched.experiments.crius import run_scenario, table
+
+    pols = policies(scenario, quick)
+    heads = grid_headlines(scenario, quick)
+    points_json = []
+
+    def one(p: GridPoint):
+        cluster, jobs = point_workload(scenario, p)
+        central = p.seed == 0 and p.load == 1.0
+        where = out / (scenario if p.setting == grid_spec(scenario, quick).settings[0] else
+                       f"{scenario}-{p.setting.replace('/', '-')}") if central else None
+        costs = setting_of(scenario, p.setting).costs
+        rows = run_scenario(scenario, cluster, jobs, pols, out=where, progress=progress, setting=costs, seed=p.seed)
+        if "crius-dp" in rows:
+            # the jobs DP-only planning cannot run (no data-parallel plan fits in memory) would free
+            # their GPUs for the rest; the ablation compares both planners on the same jobs
+            ran = set(rows["crius-dp"]["_jct"])
+            same = [j for j in jobs if j.job_id in ran]
+            rows[DP_JOBS_CRIUS] = (rows["crius"] if len(same) == len(jobs) else
+                                   run_scenario(scenario, cluster, same, ["crius"], progress=progress,
+                                                setting=costs, seed=p.seed)["crius"])
+        if central:
+            (out / f"{scenario}-{p.setting.replace('/', '-')}.md").write_text(table(f"{scenario} ({p.label()})", rows))
+        timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
+        points_json.append({"seed": p.seed, "load": p.load, "setting": p.setting,
+                            "rows": {k: {m: v for m, v in r.items() if m not in timing and not m.startswith("_")}
+                                     for k, r in rows.items()}})
+        return point_values(scenario, rows)
+
+    results = run_grid(heads, one, grid_spec(scenario, quick))
+    (out / f"{scenario}_grid.json").write_text(json.dumps(
+        {"headlines": [r.as_dict() for r in results], "points": points_json}, indent=1, sort_keys=True,
+        default=float) + "\n")
+    (out / f"{scenario}_grid.md").write_text(markdown(results))
+    return results
+
+
+def scenario_names(quick: bool) -> list[str]:
+    return ["testbed"] if quick else ["testbed", "sim"]
+
+
+def runs(quick: bool) -> int:
+    # + 1 per point: Crius on the jobs crius-dp runs (the Cells ablation's reference)
+    return sum(grid_spec(s, quick).size * (len(policies(s, quick)) + 1) for s in scenario_names(quick))
+
+
+def reproduce(quick: bool, out: Path, progress=None):
+    """``dlsched reproduce crius``: the headlines over the grid, as the registry's Headlines."""
+    total = runs(quick)
+    done = 0
+
+    def step(pol, m):
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total, pol)
+    heads = []
+    for s in scenario_names(quick):
+        heads += [to_headline(r) for r in run(s, quick, out, step)]
+    return heads
