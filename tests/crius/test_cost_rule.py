@@ -16,7 +16,7 @@ from dlsched.workload.job import JobSpec
 # outside the rule (engine's default restore cost): their own papers' preemption costs are
 # being revisited on the Dally/Tiresias side; their traces' models are data-parallel only, where
 # the rule's re-planning part is 0 s anyway
-OUTSIDE = {"dally", "dally-consolidated", "dally-manual", "dally-nowait", "tiresias", "timeslice"}
+OUTSIDE = {"dally", "dally-consolidated", "dally-manual", "dally-nowait", "dally-reoffer", "tiresias", "timeslice"}
 
 
 def _large(gpus=8) -> JobState:
