@@ -32,14 +32,13 @@ def results_table(runs, results) -> tuple[list[str], list[list[str]]]:
 def _expanding():
     """A callback printing how far a sweep's expansion has got: at once, then once a second."""
     import sys
-    import time
 
-    last = [-1.0]
+    from dlsched.report.progress import throttled
+
+    due = throttled(1.0, first=True)
 
     def show(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == 0 or now - last[0] >= 1.0:
-            last[0] = now
+        if due()[0]:
             print(f"expanding the sweep: {done:,} of {total:,} runs' settings checked", file=sys.stderr, flush=True)
     return show
 
