@@ -41,6 +41,8 @@ def policy_home(name: str) -> str | None:
     for guess in dict.fromkeys((name.replace("-", "_"), name.split("-", 1)[0])):
         if not guess.isidentifier():
             continue
+        if len(guess) > 100:  # no module has such a name (and the file system refuses to look it up)
+            continue
         for module in (guess, f"{guess}.policy"):
             path = folder.joinpath(*module.split(".")).with_suffix(".py")
             if path.is_file() and name in _DECORATOR.findall(path.read_text(encoding="utf-8")):

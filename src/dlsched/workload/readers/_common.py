@@ -234,6 +234,8 @@ def csv_header(path: Path, source: str) -> list[str]:
         except csv.Error as e:
             raise InputError(f"malformed CSV header: {e}", file=source, line=1) from None
     header = [h.strip() for h in cells]
+    if (why := bad_bytes("".join(header))) is not None:
+        raise InputError(why, file=source, line=1)
     refuse_duplicate_columns(header, source)
     return header
 
