@@ -9,7 +9,7 @@ import pytest
 from dlsched.live.jobfile import load_jobs
 from dlsched.policies.base import Allocation, Decision, JobPolicy
 from dlsched.policies.registry import make_policy
-from live_helpers import EXAMPLES, check_all_finished, final_checkpoint, run_service
+from live_helpers import EXAMPLES, NAMESPACE, check_all_finished, final_checkpoint, run_service
 
 pytestmark = pytest.mark.live
 
@@ -119,3 +119,24 @@ def test_cancel_stops_a_running_job(ray_cluster, state_dir):
     assert cancelled and row["status"] == "dropped" and row["reason"] == "cancelled by user"
     assert svc.store.segments("cnn-1")[0]["state"] == "stopped"
     assert not svc.ending and not svc.phys  # its workers stopped before the service left
+
+
+def test_a_stop_left_on_a_slot_by_an_earlier_service_does_not_bar_a_new_launch(ray_cluster, state_dir, tmp_path):
+    """Slots outlive services and a fresh state folder numbers segments afresh: a stop that
+    found nothing on a slot (an orphan stop, a stop that overtook a start refused as too late, a
+    slot restarted under it) must not refuse the same (job, segment) of a later service, or the
+    rank that did start waits in the rendezvous until the segment is killed and counted failed."""
+    import ray
+
+    from dlsched.live.service import LiveService, ServiceConfig
+    from dlsched.live.store import Store
+
+    earlier = LiveService(Store(tmp_path / "earlier"), make_policy("fcfs"),
+                          ServiceConfig(exit_when_done=True, namespace=NAMESPACE, stop_workers_on_exit=False))
+    try:
+        # on every slot but GPU 0: nothing runs there, so each slot keeps the stop
+        ray.get([a.stop.remote("cnn-1", n) for g, a in earlier.slots.items() if g for n in (1, 2)])
+    finally:
+        earlier.close()
+    test_cancel_stops_a_running_job(ray_cluster, state_dir)
+    assert not Store(state_dir).events("launch-refused")

@@ -65,6 +65,62 @@ def test_a_stop_that_overtakes_its_start_keeps_the_segment_from_running(tmp_path
     assert ("x", 3) not in slot._stopped_early
 
 
+def _one_iteration(tmp_path, job, segment, launch):
+    return {"job_id": job, "segment": segment, "rank": 0, "world_size": 1, "total_iterations": 1,
+            "batch_size": 1, "checkpoint_dir": str(tmp_path / "ck" / str(launch)), "checkpoint_every": 0,
+            "master_addr": "127.0.0.1", "master_port": 0, "args": {},
+            "script": str(EXAMPLES / "cnn_job.py"), "start_by": None, "launch": launch}
+
+
+def _wait_ended(slot, timeout=60.0):
+    t = time.time() + timeout
+    while slot.status()["state"] == "running" and time.time() < t:
+        time.sleep(0.05)
+    return slot.status()
+
+
+def test_a_stale_stop_from_an_earlier_service_does_not_bar_a_later_launch(tmp_path):
+    """Slots outlive services and (job, segment) recurs across them: an earlier service's stop
+    that found nothing here (this process had restarted) must not refuse a later launch, whose
+    other ranks would then wait in the rendezvous until the segment is failed."""
+    pytest.importorskip("torch")
+    pytest.importorskip("ray")
+    from dlsched.live.worker import GpuSlot
+
+    slot = GpuSlot(0)
+    assert slot.stop("cnn-1", 0) is False  # an orphan-style stop, no launch named
+    assert slot.stop("cnn-1", 0, "earlier") is False  # the earlier service's stop for its own launch
+    r = slot.start(_one_iteration(tmp_path, "cnn-1", 0, "later"))
+    assert r["ok"], r
+    (rec,) = _wait_ended(slot)["segments"]
+    assert rec["state"] == "finished" and rec["launch"] == "later"
+
+
+def test_a_stop_that_overtakes_its_start_is_not_spent_on_an_earlier_services_record(tmp_path):
+    """An ended run of an earlier service with the same (job, segment) is still listed; the stop
+    meant for the new launch must bar that launch, not land on the old record."""
+    pytest.importorskip("torch")
+    pytest.importorskip("ray")
+    from dlsched.live.worker import GpuSlot
+
+    slot = GpuSlot(0)
+    assert slot.start(_one_iteration(tmp_path, "cnn-1", 0, "earlier"))["ok"]
+    assert _wait_ended(slot)["segments"][0]["state"] == "finished"
+    assert slot.stop("cnn-1", 0, "later") is False  # overtook the later launch's start
+    r = slot.start(_one_iteration(tmp_path, "cnn-1", 0, "later"))
+    assert not r["ok"] and "stopped before it started" in r["why"]
+
+
+def test_the_service_reads_only_its_own_launchs_record():
+    from dlsched.live.service import Segment, _record
+
+    seg = Segment("cnn-1", 0, (0, 1), "start", 0.0, launch="later")
+    old = {"job_id": "cnn-1", "segment": 0, "launch": "earlier", "state": "stopped"}
+    assert _record({"segments": [old]}, seg) is None  # an earlier service's run: not this segment
+    mine = {**old, "launch": "later", "state": "running"}
+    assert _record({"segments": [old, mine]}, seg) is mine
+
+
 def test_serve_errors_are_clear_before_ray_starts(tmp_path, capsys):
     state = str(tmp_path / "st")
     assert main(["serve", "--policy", "nosuch", "--state", state]) == 2

@@ -38,6 +38,7 @@ import json
 import math
 import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,6 +126,7 @@ class Segment:
     outcomes: dict = field(default_factory=dict)  # rank -> finished|stopped|failed|lost once it ended
     rank0: dict | None = None  # rank 0's last status reply (progress, times)
     mode: str = "exclusive"  # the allocation's sharing mode: exclusive | packed | sliced
+    launch: str | None = None  # this launch's token: a stop bars only the start it was meant for
 
 
 def _lock(state_dir: Path):
@@ -757,7 +759,7 @@ class LiveService(GuardsMixin):
         self.ending[(seg.job_id, seg.number)] = seg
         for g in seg.gpus:
             if self.phys.holds(g, seg):
-                self.slots[g].stop.remote(seg.job_id, seg.number)
+                self.slots[g].stop.remote(seg.job_id, seg.number, seg.launch)
         self.store.put_segment(job.job_id, seg.number, state="stopping")
         self.store.event(now, job.job_id, "stop", segment=seg.number, why=why)
 
@@ -887,12 +889,13 @@ class LiveService(GuardsMixin):
         addr = self.node_ip.get(self.layout.slots[rank0][0]) or "127.0.0.1"
         seg.state = "launching"
         seg.launched_at = now
+        seg.launch = uuid.uuid4().hex
         self.store.put_segment(job.job_id, seg.number, state="launching", launched_at=now, iter_start=seg.iter_start)
         base = {"job_id": job.job_id, "segment": seg.number, "world_size": len(seg.gpus),
                 "total_iterations": job.total_iterations, "batch_size": job.spec.batch_size,
                 "checkpoint_dir": str(self._ckpt_dir(job.job_id)), "checkpoint_every": live.checkpoint_every,
                 "master_addr": addr, "master_port": port, "timeout_s": self.cfg.collective_timeout_s,
-                "args": live.args, "script": live.script, "mode": seg.mode,
+                "args": live.args, "script": live.script, "mode": seg.mode, "launch": seg.launch,
                 # a start that reaches its slot after we stopped waiting for it must not run
                 "start_by": time.time() + _START_WAIT_S}
         refs = {}
@@ -953,8 +956,11 @@ def _record(reply: dict | None, seg: Segment) -> dict | None:
     """A slot's status record of this segment (a slot lists every segment it runs or recently ran)."""
     if not reply or reply.get("dead"):
         return None
+    # the launch must match too: a slot remembers ended runs of earlier services, whose
+    # (job, segment) can be this one's
     return next((r for r in reply.get("segments", ())
-                 if r["job_id"] == seg.job_id and r["segment"] == seg.number), None)
+                 if r["job_id"] == seg.job_id and r["segment"] == seg.number
+                 and (seg.launch is None or r.get("launch") == seg.launch)), None)
 
 
 def connect(address: str | None, namespace: str = "dlsched") -> None:

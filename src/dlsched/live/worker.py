@@ -61,8 +61,11 @@ class GpuSlot:
         self._lock = threading.Lock()
         self._runs: dict[tuple[str, int], _Run] = {}  # running, then the last few ended, oldest first
         # stops that reached us before their segment's start (the actor serves calls
-        # concurrently): a start for one of these must not run it
-        self._stopped_early: set[tuple[str, int]] = set()
+        # concurrently): a start for one of these must not run it.  Keyed by the launch too:
+        # slots outlive services, and (job, segment) recurs across services (a fresh state
+        # folder numbers segments afresh), so a stop that found nothing here -- say
+        # because this process had just restarted -- must not bar a later, unrelated launch
+        self._stopped_early: set[tuple[str, int, str | None]] = set()
 
     # ------------------------------------------------------------------ queries
 
@@ -84,7 +87,8 @@ class GpuSlot:
         """
         with self._lock:
             segs = [{"job_id": r.seg["job_id"], "segment": r.seg["segment"], "rank": r.seg["rank"],
-                     "mode": r.mode, "state": r.state, "error": r.error, **r.control.progress()}
+                     "mode": r.mode, "launch": r.seg.get("launch"), "state": r.state, "error": r.error,
+                     **r.control.progress()}
                     for r in self._runs.values()]
         running = [x for x in segs if x["state"] == "running"]
         state = "running" if running else (segs[-1]["state"] if segs else "idle")
@@ -105,8 +109,9 @@ class GpuSlot:
             if seg.get("start_by") is not None and time.time() > seg["start_by"]:
                 # the scheduler stopped waiting for this call and counts the segment as not started
                 return {"ok": False, "incarnation": self.incarnation, "why": "start arrived too late"}
-            if key in self._stopped_early:
-                self._stopped_early.discard(key)
+            early = (*key, seg.get("launch"))
+            if early in self._stopped_early:
+                self._stopped_early.discard(early)
                 return {"ok": False, "incarnation": self.incarnation, "why": "stopped before it started"}
             running = self._running()
             if running and not (mode == "packed" and all(r.mode == "packed" for r in running)):
@@ -141,23 +146,26 @@ class GpuSlot:
             run.mode = mode
             return True
 
-    def stop(self, job_id: str, segment: int) -> bool:
-        return self._signal(job_id, segment, "stop")
+    def stop(self, job_id: str, segment: int, launch: str | None = None) -> bool:
+        """Stop a segment; ``launch`` names the start it answers (the service's per-launch token)."""
+        return self._signal(job_id, segment, "stop", launch)
 
     def request_checkpoint(self, job_id: str, segment: int) -> bool:
         return self._signal(job_id, segment, "checkpoint")
 
-    def _signal(self, job_id: str, segment: int, event: str) -> bool:
+    def _signal(self, job_id: str, segment: int, event: str, launch: str | None = None) -> bool:
         """Set one of a running segment's control events; False if that segment is not ours."""
         with self._lock:
             run = self._runs.get((job_id, segment))
+            if run is not None and launch is not None and run.seg.get("launch") != launch:
+                run = None  # another launch's record (an earlier service's): not the one meant
             if run is not None:
                 getattr(run.control, event).set()
                 return True
             if event == "stop":
                 if len(self._stopped_early) > 1024:  # segment numbers only grow; old ones never come
                     self._stopped_early.clear()
-                self._stopped_early.add((job_id, segment))
+                self._stopped_early.add((job_id, segment, launch))
         return False
 
     def exit(self) -> None:
