@@ -35,13 +35,14 @@ describes no such move, so it is a separate, labelled policy of ours.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.errors import InputError
-from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
+from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.dally.priority import READINGS, priority
 from dlsched.policies.dally.tuner import DelayTuner
 from dlsched.policies.options import PolicyOption
@@ -101,6 +102,10 @@ class Dally(JobPolicy):
         self.accepted = {"machine": 0, "rack": 0, "network": 0}
         self.moves = 0  # running jobs moved to a tighter level
         self._reoffer_pending = False
+        self._gen = 0  # names of free-map states (``_state``, ``_bump``)
+        self._state_key: tuple | None = None
+        self._state_gen = 0
+        self._no_fit: dict[tuple, int] = {}  # (n, type, tier) -> the state in which pick_gpus found nothing
 
     # --------------------------------------------------------------- timers
 
@@ -135,6 +140,33 @@ class Dally(JobPolicy):
 
     # --------------------------------------------------------------- schedule
 
+    def _prio(self, view: ClusterView, job: JobState, now: float) -> float:
+        """``priority``, remembered for a job that is not running: its inputs (time run, service,
+        iterations done) only change while it runs, so the same inputs give the same float."""
+        if job.status == JobStatus.RUNNING:
+            return priority(view, job, now, self.reading)
+        key = (job.run_time, job.gpu_seconds, job.done_iterations)
+        got = job.policy_data.get("dally_prio")
+        if got is None or got[0] != key:
+            got = (key, priority(view, job, now, self.reading))
+            job.policy_data["dally_prio"] = got
+        return got[1]
+
+    def _state(self, free) -> int:
+        """A number naming the engine's free map as it is now: the same number while nothing changed
+        since the last call, so placements known not to fit then are still known not to fit."""
+        key = (id(free), free.version)
+        if key != self._state_key:
+            self._state_key = key
+            self._gen += 1
+            self._state_gen = self._gen
+        return self._state_gen
+
+    def _bump(self) -> int:
+        """A new number for a scratch map that was just changed."""
+        self._gen += 1
+        return self._gen
+
     def schedule(self, view: ClusterView, now: float) -> Decision:
         c = view.cluster
         if self._tuner is None:
@@ -150,7 +182,7 @@ class Dally(JobPolicy):
         prio = {}
         queue = list(view.queued())
         for j in queue:
-            prio[j.job_id] = priority(view, j, now, self.reading)
+            prio[j.job_id] = self._prio(view, j, now)
         queue.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
         victims: list[JobState] = []
         if is_round:
@@ -159,17 +191,27 @@ class Dally(JobPolicy):
                     prio[j.job_id] = priority(view, j, now, self.reading)
                     victims.append(j)
             victims.sort(key=lambda j: (-prio[j.job_id], -j.spec.submit_time, j.job_id))
+        # victims with a priority above p form a prefix of ``victims`` (sorted by priority, highest
+        # first): its length is found by bisection on the negated priorities
+        neg_prio = [-prio[v.job_id] for v in victims]
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
         # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
         # most slowed jobs get better-consolidated placements; a move pays the restore cost)
-        offers = list(queue)
+        offers = queue
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
-            offers += [v for v in victims if v.job_id in misplaced]
+            offers = queue + [v for v in victims if v.job_id in misplaced]
             # a quiet cluster makes no calls: come back next round while any job could move
             self._reoffer_pending = bool(misplaced)
-        offers.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
+            offers.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
         scratch = view.free.copy()
+        # pick_gpus and preempt_to_fit are pure functions of the scratch map (and of the victims not
+        # yet taken, which change only with it): a (GPUs, type, tier) that did not fit in this state
+        # does not fit for the next job asking the same either.  ``gen`` names the state; failures
+        # on the engine's unchanged map are remembered across calls.
+        gen = self._state(view.free)
+        no_fit = self._no_fit
+        no_preempt: dict[tuple, tuple[int, int]] = {}  # (n, type, tier) -> (gen, longest prefix that failed)
         gone: set[str] = set()
         wake = math.inf
         placed = 0
@@ -179,21 +221,36 @@ class Dally(JobPolicy):
             if job.allocation is not None:  # a running job offered a tighter placement
                 if job.job_id not in gone:
                     self._reoffer(view, job, t, scratch, d, gone, now)
+                    gen = self._bump()
                 continue
             level, relax = self.allowed(view, job, t, now)
-            gpus = pick_gpus(scratch, n, t, max_tier=_TIERS[level]) if scratch.free_of_type(t) >= n else None
+            tier = _TIERS[level]
+            key = (n, t, tier)
+            gpus = None
+            if scratch.free_of_type(t) >= n and no_fit.get(key) != gen:
+                gpus = pick_gpus(scratch, n, t, max_tier=tier)
+                if gpus is None:
+                    no_fit[key] = gen
             if gpus is None and victims:
-                worse = [v for v in victims if v.job_id not in gone and prio[v.job_id] > prio[job.job_id]]
-                got = preempt_to_fit(c, scratch, n, t, _TIERS[level], worse)
-                if got is not None:
-                    gpus, scratch, taken = got
-                    for v in taken:
-                        gone.add(v.job_id)
-                        d.preempt.append(v.job_id)
+                p = prio[job.job_id]
+                prefix = bisect.bisect_left(neg_prio, -p)
+                known = no_preempt.get(key)
+                if known is None or known[0] != gen or known[1] < prefix:
+                    worse = [v for v in victims[:prefix] if v.job_id not in gone]
+                    got = preempt_to_fit(c, scratch, n, t, tier, worse)
+                    if got is not None:
+                        gpus, scratch, taken = got
+                        for v in taken:
+                            gone.add(v.job_id)
+                            d.preempt.append(v.job_id)
+                        gen = self._bump()
+                    else:
+                        no_preempt[key] = (gen, prefix)
             if gpus is None:
                 wake = min(wake, relax)
                 continue
             scratch.allocate(gpus)
+            gen = self._bump()
             got_level = placement_level(c, gpus)
             self._tuner.record(got_level, n, now, now - job.queued_since)
             self.accepted[got_level] += 1

@@ -56,23 +56,41 @@ class DelayTuner:
         self.default_s = dict(default_s)
         self._waits: dict[tuple[str, int], deque[tuple[float, float]]] = {}
         self.counts = {lv: TunerCounts() for lv in LEVELS}
+        # the last answer per list: a count-limited list changes only when a wait is recorded, and
+        # every queued job asks at every call, so the mean and deviation are not recomputed each time
+        self._answer: dict[tuple[str, int], tuple[float, bool]] = {}  # (timer, fell back)
 
     def record(self, level: str, n_gpus: int, now: float, waited: float) -> None:
         """A job of ``n_gpus`` accepted a ``level`` offer at ``now`` after waiting ``waited`` seconds."""
         if level in LEVELS:
+            self._answer.pop((level, n_gpus), None)
             self._waits.setdefault((level, n_gpus), deque(maxlen=self.history_n)).append((now, waited))
 
     def timer(self, level: str, n_gpus: int, now: float) -> float:
         """Seconds a job of ``n_gpus`` waits for a ``level`` offer before relaxing (Algorithm 2)."""
-        q = self._waits.get((level, n_gpus))
+        c = self.counts[level]
+        c.evaluations += 1
+        key = (level, n_gpus)
+        if self.history_s is None:  # a time window changes with ``now``: never remembered
+            got = self._answer.get(key)
+            if got is not None:
+                if got[1]:
+                    c.fallbacks += 1
+                return got[0]
+        q = self._waits.get(key)
         if q is not None and self.history_s is not None:
             while q and q[0][0] < now - self.history_s:
                 q.popleft()
-        c = self.counts[level]
-        c.evaluations += 1
         if not q:
             c.fallbacks += 1
+            self._answer[key] = (self.default_s[level], True)
             return self.default_s[level]
+        value = self._value(q)
+        self._answer[key] = (value, False)
+        return value
+
+    @staticmethod
+    def _value(q) -> float:
         w = [x for _, x in q]
         mean = math.fsum(w) / len(w)
         if len(w) < 2:
