@@ -383,7 +383,9 @@ class Crius(ChargesReplanning, JobPolicy):
         # remaining shapes are skipped (bounds the search without changing its answer, except
         # for moves that would *raise* a moved job's throughput, which extra scheduling finds)
         free = vc.free
-        memo = allowed is None and bool(vc.indexes)
+        # the virtual cluster lives for this call only, and ``allowed`` (the deadline test) is fixed
+        # within a call, so its answers may be remembered on it as well
+        memo = bool(vc.indexes)
         # the releases already known to fail in this state (``cached_release``), read inline:
         # most tries of a job behind a blocked head end there
         failed = vc.fail if memo and vc.memo_key == (vc.gen, len(touched)) else {}
@@ -403,7 +405,7 @@ class Crius(ChargesReplanning, JobPolicy):
                     continue
                 if memo:
                     got = cached_release(vc, self._tables, t, need, self.depth, self.beam, skip,
-                                         self.move_penalty, self.fewest_moves, len(touched))
+                                         self.move_penalty, self.fewest_moves, len(touched), allowed)
                 else:
                     got = best_release(vc, self._tables, t, need, self.depth, self.beam, skip,
                                        self.move_penalty, allowed, self.fewest_moves)

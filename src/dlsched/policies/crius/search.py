@@ -253,15 +253,18 @@ _INF = float("inf")
 
 
 def cached_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, need: int, depth: int,
-                   beam: int, skip: set[str], move_penalty: float, fewest_moves: bool, token: int):
-    """``best_release`` (with no ``allowed`` predicate), remembered while nothing changes.
+                   beam: int, skip: set[str], move_penalty: float, fewest_moves: bool, token: int,
+                   allowed=None):
+    """``best_release``, remembered while nothing changes.
 
     Crius asks the same question for many queued jobs in one call (every job in the window
     behind a blocked head, every shape).  The answer depends only on the virtual cluster,
     the skip set and (t, need), so it is kept until the virtual cluster changes (``vc.gen``)
     or ``token`` does (the caller's count of touched jobs: the skip set only grows within a
     call).  A failure at ``need`` is a failure at any larger need: every test in
-    ``best_release`` that involves ``need`` gets harder as it grows.
+    ``best_release`` that involves ``need`` gets harder as it grows.  An ``allowed``
+    predicate must be the same function of (job, shape) for as long as ``vc`` lives (one
+    policy call: the deadline test reads the clock and the jobs' progress, fixed during a call).
     """
     key = (vc.gen, token)
     if vc.memo_key != key:
@@ -273,7 +276,7 @@ def cached_release(vc: VirtualCluster, tables: dict[str, ShapeTable], t: int, ne
     hit = vc.memo.get((t, need), vc)
     if hit is not vc:
         return hit
-    got = best_release(vc, tables, t, need, depth, beam, skip, move_penalty, None, fewest_moves)
+    got = best_release(vc, tables, t, need, depth, beam, skip, move_penalty, allowed, fewest_moves)
     if got is None:
         vc.fail[t] = need
     else:
