@@ -58,6 +58,43 @@ _ORDER = ("machine", "rack", "network")
 HISTORY_N = 20
 
 
+def _first(pair):
+    return pair[0]
+
+
+class _CallTimers:
+    """One call's delay timers by (level, GPUs): the tuner is asked once per list and again only
+    after a wait is recorded on it; each evaluation is counted as if asked per job."""
+
+    def __init__(self, tuner: DelayTuner | None, mode: str, now: float):
+        self.tuner, self.now = tuner, now
+        self.fixed = None if tuner is not None else mode
+        self.answers: dict[tuple[str, int], tuple[float, bool]] = {}
+        self.evaluations = {"machine": 0, "rack": 0}
+        self.fallbacks = {"machine": 0, "rack": 0}
+
+    def __call__(self, level: str, n: int) -> float:
+        if self.fixed is not None:
+            return MANUAL_S[level] if self.fixed == "manual" else 0.0 if self.fixed == "nowait" else math.inf
+        key = (level, n)
+        got = self.answers.get(key)
+        if got is None:
+            got = self.answers[key] = self.tuner.answer(level, n, self.now)
+        self.evaluations[level] += 1
+        if got[1]:
+            self.fallbacks[level] += 1
+        return got[0]
+
+    def forget(self, level: str, n: int) -> None:
+        self.answers.pop((level, n), None)
+
+    def close(self) -> None:
+        if self.tuner is not None:
+            for level, k in self.evaluations.items():
+                if k:
+                    self.tuner.count(level, k, self.fallbacks[level])
+
+
 @register("dally")
 class Dally(JobPolicy):
     name = "dally"
@@ -140,17 +177,29 @@ class Dally(JobPolicy):
 
     # --------------------------------------------------------------- schedule
 
-    def _prio(self, view: ClusterView, job: JobState, now: float) -> float:
-        """``priority``, remembered for a job that is not running: its inputs (time run, service,
-        iterations done) only change while it runs, so the same inputs give the same float."""
-        if job.status == JobStatus.RUNNING:
-            return priority(view, job, now, self.reading)
+    def _queued_key(self, view: ClusterView, job: JobState, now: float) -> tuple:
+        """(priority, submit time, id): the offer order, remembered for a queued job, whose
+        priority's inputs (time run, service, iterations done) only change while it runs, so
+        the same inputs give the same float."""
         key = (job.run_time, job.gpu_seconds, job.done_iterations)
         got = job.policy_data.get("dally_prio")
         if got is None or got[0] != key:
-            got = (key, priority(view, job, now, self.reading))
+            got = (key, (priority(view, job, now, self.reading), job.spec.submit_time, job.job_id))
             job.policy_data["dally_prio"] = got
         return got[1]
+
+    def _fits(self, view: ClusterView, job: JobState) -> tuple[int, int | None, int, int]:
+        """(GPUs, type id or None, GPUs of the largest machine and rack of that type), per job."""
+        got = job.policy_data.get("dally_fits")
+        if got is None:
+            c = view.cluster
+            t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+            got = (job.spec.num_gpus, t, *largest_fits(c, t))
+            job.policy_data["dally_fits"] = got
+        return got
+
+    def _call_timers(self, now: float) -> "_CallTimers":
+        return _CallTimers(self._tuner if self.timers == "auto" else None, self.timers, now)
 
     def _state(self, free) -> int:
         """A number naming the engine's free map as it is now: the same number while nothing changed
@@ -179,11 +228,10 @@ class Dally(JobPolicy):
             self._last_round = k
         next_round = self._origin + (k + 1) * self.round_s
         d = Decision()
-        prio = {}
-        queue = list(view.queued())
-        for j in queue:
-            prio[j.job_id] = self._prio(view, j, now)
-        queue.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
+        keyed = [(self._queued_key(view, j, now), j) for j in view.queued()]
+        keyed.sort(key=_first)  # job ids are unique: the keys never tie
+        queue = [j for _, j in keyed]
+        prio = {j.job_id: k[0] for k, j in keyed}
         victims: list[JobState] = []
         if is_round:
             for j in view.running():
@@ -215,16 +263,29 @@ class Dally(JobPolicy):
         gone: set[str] = set()
         wake = math.inf
         placed = 0
+        # the timers as ``allowed`` reads them, asked once per (level, GPUs) per call and again after
+        # a wait of that list is recorded; evaluations are counted per job as ``allowed`` counts them
+        timers = self._call_timers(now)
         for job in offers:
-            n = job.spec.num_gpus
-            t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
             if job.allocation is not None:  # a running job offered a tighter placement
                 if job.job_id not in gone:
+                    t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
                     self._reoffer(view, job, t, scratch, d, gone, now)
                     gen = self._bump()
                 continue
-            level, relax = self.allowed(view, job, t, now)
-            tier = _TIERS[level]
+            n, t, machine_max, rack_max = self._fits(view, job)
+            # ``allowed``, inline
+            qs = job.queued_since
+            waited = now - qs
+            tm = timers("machine", n) if n <= machine_max else 0.0
+            if waited < tm:
+                tier, relax = Tier.NVLINK, qs + tm
+            else:
+                tr = timers("rack", n) if n <= rack_max else 0.0
+                if waited < tm + tr:
+                    tier, relax = Tier.RACK, qs + tm + tr
+                else:
+                    tier, relax = Tier.NETWORK, math.inf
             key = (n, t, tier)
             gpus = None
             if scratch.free_of_type(t) >= n and no_fit.get(key) != gen:
@@ -253,10 +314,12 @@ class Dally(JobPolicy):
             gen = self._bump()
             got_level = placement_level(c, gpus)
             self._tuner.record(got_level, n, now, now - job.queued_since)
+            timers.forget(got_level, n)
             self.accepted[got_level] += 1
             job.policy_data["dally_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
             placed += 1
+        timers.close()
         if d.preempt or placed < len(queue) or self._reoffer_pending:
             wake = min(wake, next_round if self.preempt else math.inf)
         if math.isfinite(wake):

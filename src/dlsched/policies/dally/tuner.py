@@ -68,26 +68,30 @@ class DelayTuner:
 
     def timer(self, level: str, n_gpus: int, now: float) -> float:
         """Seconds a job of ``n_gpus`` waits for a ``level`` offer before relaxing (Algorithm 2)."""
+        value, fell_back = self.answer(level, n_gpus, now)
+        self.count(level, 1, int(fell_back))
+        return value
+
+    def count(self, level: str, evaluations: int, fallbacks: int) -> None:
+        """Count timer evaluations answered through ``answer`` (a caller that asks once for many jobs)."""
         c = self.counts[level]
-        c.evaluations += 1
+        c.evaluations += evaluations
+        c.fallbacks += fallbacks
+
+    def answer(self, level: str, n_gpus: int, now: float) -> tuple[float, bool]:
+        """(the timer, whether it fell back to the default for want of history), not counted."""
         key = (level, n_gpus)
         if self.history_s is None:  # a time window changes with ``now``: never remembered
             got = self._answer.get(key)
             if got is not None:
-                if got[1]:
-                    c.fallbacks += 1
-                return got[0]
+                return got
         q = self._waits.get(key)
         if q is not None and self.history_s is not None:
             while q and q[0][0] < now - self.history_s:
                 q.popleft()
-        if not q:
-            c.fallbacks += 1
-            self._answer[key] = (self.default_s[level], True)
-            return self.default_s[level]
-        value = self._value(q)
-        self._answer[key] = (value, False)
-        return value
+        got = (self.default_s[level], True) if not q else (self._value(q), False)
+        self._answer[key] = got
+        return got
 
     @staticmethod
     def _value(q) -> float:
