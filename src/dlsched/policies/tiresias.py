@@ -78,6 +78,10 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
     return vals
 
 
+def _first(pair):
+    return pair[0]
+
+
 @register("tiresias")
 class Tiresias(JobPolicy):
     name = "tiresias"
@@ -112,6 +116,10 @@ class Tiresias(JobPolicy):
         self._last_round = -1
         self._labels: dict[str, str] | None = None
         self._labels_of: int | None = None  # id of the perf model the labels were read from
+        self._gen = 0  # names of free-map states (``_state``, ``_bump``)
+        self._state_key: tuple | None = None
+        self._state_gen = 0
+        self._no_fit: dict[tuple, int] = {}  # (n, type, tier) -> the state in which pick_gpus found nothing
 
     def attained(self, job: JobState, now: float) -> float:
         """GPU-seconds of service so far (2D-LAS's measure)."""
@@ -140,6 +148,30 @@ class Tiresias(JobPolicy):
         n = job.spec.num_gpus
         return Tier.NVLINK if n <= machine_max else Tier.RACK if n <= rack_max else Tier.NETWORK
 
+    def _fit(self, view: ClusterView, job: JobState) -> tuple[int, int | None, Tier]:
+        """(GPUs, type id or None, loosest tier it takes), per job and perf model (a model's skew is fixed)."""
+        got = job.policy_data.get("tiresias_fit")
+        if got is None or got[0] != id(view.perf):
+            t = view.cluster.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+            got = (id(view.perf), (job.spec.num_gpus, t, self._max_tier(view, job, t)))
+            job.policy_data["tiresias_fit"] = got
+        return got[1]
+
+    def _state(self, free) -> int:
+        """A number naming the engine's free map as it is now: the same while nothing changed since
+        the last call, so placements known not to fit then are still known not to fit."""
+        key = (id(free), free.version)
+        if key != self._state_key:
+            self._state_key = key
+            self._gen += 1
+            self._state_gen = self._gen
+        return self._state_gen
+
+    def _bump(self) -> int:
+        """A new number for a scratch map that was just changed."""
+        self._gen += 1
+        return self._gen
+
     def schedule(self, view: ClusterView, now: float) -> Decision:
         c = view.cluster
         if self._origin is None:
@@ -149,33 +181,54 @@ class Tiresias(JobPolicy):
         if is_round:
             self._last_round = k
         d = Decision()
-        queue = sorted(view.queued(), key=lambda j: (self.queue_of(j, now), j.spec.submit_time, j.job_id))
+        # a queued job's queue (its attained service) does not change while it waits
+        keyed = [((self.queue_of(j, now), j.spec.submit_time, j.job_id), j) for j in view.queued()]
+        keyed.sort(key=_first)  # job ids are unique: the keys never tie
         victims = []
         if is_round:
             victims = [j for j in view.running()
                        if now - j.policy_data.get("tiresias_started", -math.inf) >= self.round_s - 1e-9]
             victims.sort(key=lambda j: (-self.queue_of(j, now), -j.spec.submit_time, j.job_id))
+        # victims in a queue above q form a prefix of ``victims`` (highest queue first): its length
+        # is found by bisection on the negated queues
+        neg_queue = [-self.queue_of(v, now) for v in victims]
         scratch = view.free.copy()
+        # pick_gpus and preempt_to_fit are pure functions of the scratch map (and of the victims not
+        # taken yet, which change only with it): a (GPUs, type, tier) that did not fit in this state
+        # does not fit for the next job asking the same.  ``gen`` names the state; failures on the
+        # engine's unchanged map are remembered across calls.
+        gen = self._state(view.free)
+        no_fit = self._no_fit
+        no_preempt: dict[tuple, tuple[int, int]] = {}  # (n, type, tier) -> (gen, longest prefix that failed)
         gone: set[str] = set()
-        for job in queue:
-            n = job.spec.num_gpus
-            t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
-            tier = self._max_tier(view, job, t)
-            gpus = pick_gpus(scratch, n, t, max_tier=tier) if scratch.free_of_type(t) >= n else None
+        for (q, _, _), job in keyed:
+            n, t, tier = self._fit(view, job)
+            key = (n, t, tier)
+            gpus = None
+            if scratch.free_of_type(t) >= n and no_fit.get(key) != gen:
+                gpus = pick_gpus(scratch, n, t, max_tier=tier)
+                if gpus is None:
+                    no_fit[key] = gen
             if gpus is None and victims:
-                q = self.queue_of(job, now)
-                worse = [v for v in victims if v.job_id not in gone and self.queue_of(v, now) > q]
-                got = preempt_to_fit(c, scratch, n, t, tier, worse)
-                if got is not None:
-                    gpus, scratch, taken = got
-                    gone.update(v.job_id for v in taken)
-                    d.preempt += [v.job_id for v in taken]
+                prefix = bisect.bisect_left(neg_queue, -q)
+                known = no_preempt.get(key)
+                if known is None or known[0] != gen or known[1] < prefix:
+                    worse = [v for v in victims[:prefix] if v.job_id not in gone]
+                    got = preempt_to_fit(c, scratch, n, t, tier, worse)
+                    if got is not None:
+                        gpus, scratch, taken = got
+                        gone.update(v.job_id for v in taken)
+                        d.preempt += [v.job_id for v in taken]
+                        gen = self._bump()
+                    else:
+                        no_preempt[key] = (gen, prefix)
             if gpus is None:
                 continue
             scratch.allocate(gpus)
+            gen = self._bump()
             job.policy_data["tiresias_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
-        if len(d.allocate) < len(queue) or d.preempt:
+        if len(d.allocate) < len(keyed) or d.preempt:
             # attained service moves jobs between queues as they run: look again next round
             d.wakeup = self._origin + (k + 1) * self.round_s
         return d
