@@ -13,6 +13,9 @@ will not need.  Placement is consolidated (fewest nodes, then racks).
 
 from __future__ import annotations
 
+import bisect
+import heapq
+
 from dlsched.cluster.placement import pick_gpu_ids
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, exclusive_allocation
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
@@ -65,11 +68,16 @@ class FCFS(ChargesReplanning, JobPolicy):
 
     def reset(self) -> None:
         self._running: dict[int | None, dict[str, JobState]] = {}  # GPU type -> jobs we started
+        # backfilling's reservations: per GPU type, the sorted (predicted end, GPUs, id) of the
+        # jobs in ``_running`` as of the last reservation, and each job's (type, entry)
+        self._ends: dict[int | None, list[tuple[float, int, str]]] = {}
+        self._entry: dict[str, tuple[int | None, tuple[float, int, str]]] = {}
 
     def on_finish(self, job: JobState, now: float) -> None:
         held = job.policy_data.get("held_type", -1)
         if held != -1:
             self._running.get(held, {}).pop(job.job_id, None)
+            self._drop_end(job.job_id)
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         decision = Decision()
@@ -137,16 +145,59 @@ class FCFS(ChargesReplanning, JobPolicy):
     # ---------------------------------------------------------------- EASY backfilling
 
     def _reserve(self, view: ClusterView, head: JobState, t: int | None, fm) -> tuple[float, int]:
-        """When will the head fit (GPUs of its type freed by running jobs), and what is spare then?"""
-        groups = self._running.values() if t is None else [self._running.get(t, {})]
-        ends = sorted(self._end(view, j) for g in groups for j in g.values())
+        """When will the head fit (GPUs of its type freed by running jobs), and what is spare then?
+
+        The running jobs' (end, GPUs) are kept sorted per type between calls (``_ends``): an
+        end is fixed while the job's rate is, so only the jobs whose rate changed are re-sorted,
+        and the walk stops where the head fits instead of sorting every running job."""
+        types = list(self._running) if t is None else [t]
+        lists, fresh = [], []
+        for ty in types:
+            group = self._running.get(ty)
+            if group:
+                lists.append(self._sync_ends(view, ty, group, fresh))
+        if fresh:  # jobs started in this very call: not applied yet, estimated
+            lists.append(sorted(fresh))
         avail = fm.free_of_type(t)
         need = head.spec.num_gpus
-        for end, n in ends:
+        for end, n, _ in (heapq.merge(*lists) if len(lists) > 1 else lists[0] if lists else ()):
             avail += n
             if avail >= need:
                 return end, avail - need
         return float("inf"), 0
+
+    def _sync_ends(self, view: ClusterView, ty, group: dict[str, JobState], fresh: list) -> list:
+        """The sorted (end, GPUs, id) of the jobs of ``group`` (``_end`` of each, as it was cached)."""
+        ends = self._ends.setdefault(ty, [])
+        entry_of = self._entry
+        now = view.now
+        for jid, j in group.items():
+            old = entry_of.get(jid)
+            if j.allocation is None:  # started in this very call: not applied yet
+                fresh.append((now + self._estimate(view, j), j.spec.num_gpus, jid))
+                if old is not None:
+                    self._drop_end(jid)
+                continue
+            pd = j.policy_data
+            key = (j.rate, j.ready_at)
+            cached = pd.get("end")
+            if cached is None or cached[0] != key:
+                cached = (key, now + view.remaining_time(j))
+                pd["end"] = cached
+            if old is not None and old[1][0] == cached[1] and old[1][1] == len(j.allocation.gpus):
+                continue
+            if old is not None:
+                self._drop_end(jid)
+            new = (cached[1], len(j.allocation.gpus), jid)
+            bisect.insort(ends, new)
+            entry_of[jid] = (ty, new)
+        return ends
+
+    def _drop_end(self, jid: str) -> None:
+        got = self._entry.pop(jid, None)
+        if got is not None:
+            ends = self._ends[got[0]]
+            del ends[bisect.bisect_left(ends, got[1])]
 
     def _may_backfill(self, view: ClusterView, job: JobState, t: int | None, reservations) -> bool:
         """A job may jump ahead if it delays no reservation on the GPUs it could take."""
@@ -162,18 +213,6 @@ class FCFS(ChargesReplanning, JobPolicy):
         for rt, (shadow, spare) in list(reservations.items()):
             if (t is None or rt is None or rt == t) and end > shadow:
                 reservations[rt] = (shadow, spare - n)  # it still holds these GPUs at the shadow time
-
-    @classmethod
-    def _end(cls, view: ClusterView, job: JobState) -> tuple[float, int]:
-        """(predicted end, GPUs) of a job we started; the end is fixed while its rate is."""
-        if job.allocation is None:  # started in this very call: not applied yet
-            return view.now + cls._estimate(view, job), job.spec.num_gpus
-        key = (job.rate, job.ready_at)
-        cached = job.policy_data.get("end")
-        if cached is None or cached[0] != key:
-            cached = (key, view.now + view.remaining_time(job))
-            job.policy_data["end"] = cached
-        return cached[1], len(job.allocation.gpus)
 
     @staticmethod
     def _estimate(view: ClusterView, job: JobState) -> float:
