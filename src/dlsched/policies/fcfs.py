@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import operator
 
 from dlsched.cluster.placement import pick_gpu_ids
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, exclusive_allocation
@@ -40,6 +41,87 @@ def _left(view: ClusterView, t: int | None, pending: list[list[int]]) -> int:
         return view.free.total_free - len(taken)
     of_gpu = view.cluster.derived("fcfs.gpu_type", lambda: view.cluster.gpu_type_idx.tolist())
     return view.free.free_of_type(t) - sum(1 for g in taken if of_gpu[g] == t)
+
+
+_KEY = operator.attrgetter("rate", "ready_at", "allocation")
+
+
+class EndIndex:
+    """One GPU type's running jobs that backfilling started, by predicted end, kept between calls.
+
+    A job's end is taken as ``now + remaining_time`` at the first reservation after its rate or
+    start changed, and kept while they stay (``policy_data["end"]``).  Which jobs changed is
+    found by comparing every job's (rate, ready_at, allocation) with the last sync's in one
+    C-level list comparison, so a sync costs Python work only for the jobs that changed."""
+
+    def __init__(self):
+        self.sorted: list[tuple[float, int, str]] = []  # (end, GPUs, id)
+        self.entry: dict[str, tuple[float, int, str]] = {}
+        self.jobs: list[JobState] = []  # jobs with an entry, in the order of ``ids`` and ``keys``
+        self.ids: list[str] = []
+        self.keys: list[tuple] = []  # their ``_KEY`` when their entry was made
+        self.pending: dict[str, JobState] = {}  # started since, not applied yet at the last sync
+
+    def add(self, job: JobState) -> None:
+        self.pending[job.job_id] = job
+
+    def remove(self, jid: str) -> None:
+        if self.pending.pop(jid, None) is not None:
+            return
+        e = self.entry.pop(jid, None)
+        if e is not None:
+            del self.sorted[bisect.bisect_left(self.sorted, e)]
+            i = self.ids.index(jid)
+            del self.jobs[i], self.ids[i], self.keys[i]
+
+    @staticmethod
+    def _end(view: ClusterView, j: JobState) -> tuple[float, int, str]:
+        """(predicted end, GPUs, id); the end is fixed while the job's rate is."""
+        key = (j.rate, j.ready_at)
+        pd = j.policy_data
+        cached = pd.get("end")
+        if cached is None or cached[0] != key:
+            cached = (key, view.now + view.remaining_time(j))
+            pd["end"] = cached
+        return cached[1], len(j.allocation.gpus), j.job_id
+
+    def sync(self, view: ClusterView, fresh: list, estimate) -> list[tuple[float, int, str]]:
+        """The sorted ends; jobs started in this very call (not applied yet) go to ``fresh``, estimated."""
+        if self.pending:
+            for jid, j in list(self.pending.items()):
+                if j.allocation is None:
+                    fresh.append((view.now + estimate(view, j), j.spec.num_gpus, jid))
+                    continue
+                del self.pending[jid]
+                e = self._end(view, j)
+                bisect.insort(self.sorted, e)
+                self.entry[jid] = e
+                self.jobs.append(j)
+                self.ids.append(jid)
+                self.keys.append(_KEY(j))
+        cur = list(map(_KEY, self.jobs))
+        if cur != self.keys:
+            back = []
+            for i, (a, b) in enumerate(zip(cur, self.keys)):
+                if a == b:
+                    continue
+                j = self.jobs[i]
+                jid = j.job_id
+                del self.sorted[bisect.bisect_left(self.sorted, self.entry[jid])]
+                if j.allocation is None:  # off its GPUs again: estimated, as a job not applied yet
+                    del self.entry[jid]
+                    back.append(i)
+                    continue
+                e = self._end(view, j)
+                bisect.insort(self.sorted, e)
+                self.entry[jid] = e
+                self.keys[i] = a
+            for i in reversed(back):
+                j = self.jobs[i]
+                self.pending[j.job_id] = j
+                fresh.append((view.now + estimate(view, j), j.spec.num_gpus, j.job_id))
+                del self.jobs[i], self.ids[i], self.keys[i]
+        return self.sorted
 
 
 @register("fcfs")
@@ -68,16 +150,14 @@ class FCFS(ChargesReplanning, JobPolicy):
 
     def reset(self) -> None:
         self._running: dict[int | None, dict[str, JobState]] = {}  # GPU type -> jobs we started
-        # backfilling's reservations: per GPU type, the sorted (predicted end, GPUs, id) of the
-        # jobs in ``_running`` as of the last reservation, and each job's (type, entry)
-        self._ends: dict[int | None, list[tuple[float, int, str]]] = {}
-        self._entry: dict[str, tuple[int | None, tuple[float, int, str]]] = {}
+        self._ends: dict[int | None, EndIndex] = {}  # the same jobs' predicted ends, sorted (backfilling)
 
     def on_finish(self, job: JobState, now: float) -> None:
         held = job.policy_data.get("held_type", -1)
         if held != -1:
             self._running.get(held, {}).pop(job.job_id, None)
-            self._drop_end(job.job_id)
+            if held in self._ends:
+                self._ends[held].remove(job.job_id)
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         decision = Decision()
@@ -138,6 +218,10 @@ class FCFS(ChargesReplanning, JobPolicy):
             held = t if t is not None else int(view.cluster.gpu_type_idx[gpus[0]])
             job.policy_data["held_type"] = held
             self._running.setdefault(held, {})[job.job_id] = job
+            ends = self._ends.get(held)
+            if ends is None:
+                ends = self._ends[held] = EndIndex()
+            ends.add(job)
             if reservations:
                 self._consume(view, job, t, n, reservations)
         return decision
@@ -147,15 +231,14 @@ class FCFS(ChargesReplanning, JobPolicy):
     def _reserve(self, view: ClusterView, head: JobState, t: int | None, fm) -> tuple[float, int]:
         """When will the head fit (GPUs of its type freed by running jobs), and what is spare then?
 
-        The running jobs' (end, GPUs) are kept sorted per type between calls (``_ends``): an
-        end is fixed while the job's rate is, so only the jobs whose rate changed are re-sorted,
-        and the walk stops where the head fits instead of sorting every running job."""
+        The running jobs' (end, GPUs) are kept sorted per type between calls (``EndIndex``): an
+        end is fixed while the job's rate is, so only jobs whose rate changed are re-sorted, and
+        the walk stops where the head fits instead of sorting every running job at every call."""
         types = list(self._running) if t is None else [t]
         lists, fresh = [], []
         for ty in types:
-            group = self._running.get(ty)
-            if group:
-                lists.append(self._sync_ends(view, ty, group, fresh))
+            if self._running.get(ty):
+                lists.append(self._ends[ty].sync(view, fresh, self._estimate))
         if fresh:  # jobs started in this very call: not applied yet, estimated
             lists.append(sorted(fresh))
         avail = fm.free_of_type(t)
@@ -165,39 +248,6 @@ class FCFS(ChargesReplanning, JobPolicy):
             if avail >= need:
                 return end, avail - need
         return float("inf"), 0
-
-    def _sync_ends(self, view: ClusterView, ty, group: dict[str, JobState], fresh: list) -> list:
-        """The sorted (end, GPUs, id) of the jobs of ``group`` (``_end`` of each, as it was cached)."""
-        ends = self._ends.setdefault(ty, [])
-        entry_of = self._entry
-        now = view.now
-        for jid, j in group.items():
-            old = entry_of.get(jid)
-            if j.allocation is None:  # started in this very call: not applied yet
-                fresh.append((now + self._estimate(view, j), j.spec.num_gpus, jid))
-                if old is not None:
-                    self._drop_end(jid)
-                continue
-            pd = j.policy_data
-            key = (j.rate, j.ready_at)
-            cached = pd.get("end")
-            if cached is None or cached[0] != key:
-                cached = (key, now + view.remaining_time(j))
-                pd["end"] = cached
-            if old is not None and old[1][0] == cached[1] and old[1][1] == len(j.allocation.gpus):
-                continue
-            if old is not None:
-                self._drop_end(jid)
-            new = (cached[1], len(j.allocation.gpus), jid)
-            bisect.insort(ends, new)
-            entry_of[jid] = (ty, new)
-        return ends
-
-    def _drop_end(self, jid: str) -> None:
-        got = self._entry.pop(jid, None)
-        if got is not None:
-            ends = self._ends[got[0]]
-            del ends[bisect.bisect_left(ends, got[1])]
 
     def _may_backfill(self, view: ClusterView, job: JobState, t: int | None, reservations) -> bool:
         """A job may jump ahead if it delays no reservation on the GPUs it could take."""
