@@ -143,6 +143,8 @@ class Dally(JobPolicy):
         self._state_key: tuple | None = None
         self._state_gen = 0
         self._no_fit: dict[tuple, int] = {}  # (n, type, tier) -> the state in which pick_gpus found nothing
+        self._q: list[tuple] = []  # the queue in offer order (``_ordered_queue``)
+        self._qids: set[int] = set()  # ids of the job objects in it (they are held, so never reused)
 
     # --------------------------------------------------------------- timers
 
@@ -198,6 +200,47 @@ class Dally(JobPolicy):
             job.policy_data["dally_fits"] = got
         return got
 
+    @staticmethod
+    def _level(timers, n: int, machine_max: int, rack_max: int, queued_since: float,
+               now: float) -> tuple[Tier, float]:
+        """``allowed`` as a tier, from this call's timers."""
+        waited = now - queued_since
+        tm = timers("machine", n) if n <= machine_max else 0.0
+        if waited < tm:
+            return Tier.NVLINK, queued_since + tm
+        tr = timers("rack", n) if n <= rack_max else 0.0
+        if waited < tm + tr:
+            return Tier.RACK, queued_since + tm + tr
+        return Tier.NETWORK, math.inf
+
+    def _ordered_queue(self, view: ClusterView, now: float) -> list[tuple]:
+        """The queued jobs as (offer key, job, fit data), in offer order, kept between calls.
+
+        A queued job's offer key does not change while it waits, so only jobs that joined the
+        queue since the last call are keyed and inserted, and those that left are removed (found
+        by comparing the sets of job objects, a C-level operation).  Jobs this policy started
+        are taken out at once (``_forget_queued``): one that comes back is keyed afresh."""
+        queued = view.queued()
+        ids = set(map(id, queued))
+        if ids != self._qids:
+            left = self._qids - ids
+            if left:
+                self._q = [e for e in self._q if id(e[1]) not in left]
+            new = ids - self._qids
+            if new:
+                q = self._q
+                for j in queued:
+                    if id(j) in new:
+                        bisect.insort(q, (self._queued_key(view, j, now), j, self._fits(view, j)))
+            self._qids = ids
+        return self._q
+
+    def _forget_queued(self, started: list[tuple]) -> None:
+        q = self._q
+        for e in started:
+            del q[bisect.bisect_left(q, e)]
+            self._qids.discard(id(e[1]))
+
     def _call_timers(self, now: float) -> "_CallTimers":
         return _CallTimers(self._tuner if self.timers == "auto" else None, self.timers, now)
 
@@ -228,12 +271,12 @@ class Dally(JobPolicy):
             self._last_round = k
         next_round = self._origin + (k + 1) * self.round_s
         d = Decision()
-        keyed = [(self._queued_key(view, j, now), j) for j in view.queued()]
-        keyed.sort(key=_first)  # job ids are unique: the keys never tie
-        queue = [j for _, j in keyed]
-        prio = {j.job_id: k[0] for k, j in keyed}
+        entries = self._ordered_queue(view, now)
+        n_queued = len(entries)
+        prio: dict[str, float] = {}
         victims: list[JobState] = []
         if is_round:
+            prio = {e[1].job_id: e[0][0] for e in entries}
             for j in view.running():
                 if now - j.policy_data.get("dally_started", -math.inf) >= self.round_s - 1e-9:
                     prio[j.job_id] = priority(view, j, now, self.reading)
@@ -245,13 +288,14 @@ class Dally(JobPolicy):
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
         # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
         # most slowed jobs get better-consolidated placements; a move pays the restore cost)
-        offers = queue
+        offers = entries
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
-            offers = queue + [v for v in victims if v.job_id in misplaced]
+            offers = entries + [((prio[v.job_id], v.spec.submit_time, v.job_id), v, None)
+                                for v in victims if v.job_id in misplaced]
             # a quiet cluster makes no calls: come back next round while any job could move
             self._reoffer_pending = bool(misplaced)
-            offers.sort(key=lambda j: (prio[j.job_id], j.spec.submit_time, j.job_id))
+            offers.sort(key=_first)
         scratch = view.free.copy()
         # pick_gpus and preempt_to_fit are pure functions of the scratch map (and of the victims not
         # yet taken, which change only with it): a (GPUs, type, tier) that did not fit in this state
@@ -266,34 +310,36 @@ class Dally(JobPolicy):
         # the timers as ``allowed`` reads them, asked once per (level, GPUs) per call and again after
         # a wait of that list is recorded; evaluations are counted per job as ``allowed`` counts them
         timers = self._call_timers(now)
-        for job in offers:
-            if job.allocation is not None:  # a running job offered a tighter placement
+        # with timers that never relax (consolidated: infinite; nowait: zero) a job's level and
+        # relax time depend only on its size and type, so they are worked out once per size and type
+        by_size = self.timers in ("consolidated", "nowait")
+        levels: dict[tuple, tuple[Tier, float]] = {}
+        free_of_type = scratch.free_of_type
+        started: list[tuple] = []
+        for entry in offers:
+            sk, job, fits = entry
+            if fits is None:  # a running job offered a tighter placement
                 if job.job_id not in gone:
                     t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
                     self._reoffer(view, job, t, scratch, d, gone, now)
                     gen = self._bump()
                 continue
-            n, t, machine_max, rack_max = self._fits(view, job)
-            # ``allowed``, inline
-            qs = job.queued_since
-            waited = now - qs
-            tm = timers("machine", n) if n <= machine_max else 0.0
-            if waited < tm:
-                tier, relax = Tier.NVLINK, qs + tm
+            n, t, machine_max, rack_max = fits
+            if by_size:
+                got = levels.get(fits)
+                if got is None:
+                    got = levels[fits] = self._level(timers, n, machine_max, rack_max, 0.0, now)
+                tier, relax = got
             else:
-                tr = timers("rack", n) if n <= rack_max else 0.0
-                if waited < tm + tr:
-                    tier, relax = Tier.RACK, qs + tm + tr
-                else:
-                    tier, relax = Tier.NETWORK, math.inf
+                tier, relax = self._level(timers, n, machine_max, rack_max, job.queued_since, now)
             key = (n, t, tier)
             gpus = None
-            if scratch.free_of_type(t) >= n and no_fit.get(key) != gen:
+            if free_of_type(t) >= n and no_fit.get(key) != gen:
                 gpus = pick_gpus(scratch, n, t, max_tier=tier)
                 if gpus is None:
                     no_fit[key] = gen
             if gpus is None and victims:
-                p = prio[job.job_id]
+                p = sk[0]
                 prefix = bisect.bisect_left(neg_prio, -p)
                 known = no_preempt.get(key)
                 if known is None or known[0] != gen or known[1] < prefix:
@@ -301,6 +347,7 @@ class Dally(JobPolicy):
                     got = preempt_to_fit(c, scratch, n, t, tier, worse)
                     if got is not None:
                         gpus, scratch, taken = got
+                        free_of_type = scratch.free_of_type
                         for v in taken:
                             gone.add(v.job_id)
                             d.preempt.append(v.job_id)
@@ -318,9 +365,11 @@ class Dally(JobPolicy):
             self.accepted[got_level] += 1
             job.policy_data["dally_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
+            started.append(entry)
             placed += 1
         timers.close()
-        if d.preempt or placed < len(queue) or self._reoffer_pending:
+        self._forget_queued(started)
+        if d.preempt or placed < n_queued or self._reoffer_pending:
             wake = min(wake, next_round if self.preempt else math.inf)
         if math.isfinite(wake):
             d.wakeup = max(wake, now)
