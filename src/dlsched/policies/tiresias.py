@@ -198,6 +198,10 @@ class Tiresias(JobPolicy):
         # does not fit for the next job asking the same.  ``gen`` names the state; failures on the
         # engine's unchanged map are remembered across calls.
         gen = self._state(view.free)
+        # taking GPUs never makes a placement fit that did not (pick_gpus fails only when no node,
+        # rack or type has the room, and preempt_to_fit only when every prefix fails so), so a
+        # failure stays known after an allocation; a release (preemption, move) starts afresh
+        valid = {gen}
         no_fit = self._no_fit
         no_preempt: dict[tuple, tuple[int, int]] = {}  # (n, type, tier) -> (gen, longest prefix that failed)
         gone: set[str] = set()
@@ -205,14 +209,14 @@ class Tiresias(JobPolicy):
             n, t, tier = self._fit(view, job)
             key = (n, t, tier)
             gpus = None
-            if scratch.free_of_type(t) >= n and no_fit.get(key) != gen:
+            if scratch.free_of_type(t) >= n and no_fit.get(key) not in valid:
                 gpus = pick_gpus(scratch, n, t, max_tier=tier)
                 if gpus is None:
                     no_fit[key] = gen
             if gpus is None and victims:
                 prefix = bisect.bisect_left(neg_queue, -q)
                 known = no_preempt.get(key)
-                if known is None or known[0] != gen or known[1] < prefix:
+                if known is None or known[0] not in valid or known[1] < prefix:
                     worse = [v for v in victims[:prefix] if v.job_id not in gone]
                     got = preempt_to_fit(c, scratch, n, t, tier, worse)
                     if got is not None:
@@ -220,12 +224,14 @@ class Tiresias(JobPolicy):
                         gone.update(v.job_id for v in taken)
                         d.preempt += [v.job_id for v in taken]
                         gen = self._bump()
+                        valid = {gen}
                     else:
                         no_preempt[key] = (gen, prefix)
             if gpus is None:
                 continue
             scratch.allocate(gpus)
             gen = self._bump()
+            valid.add(gen)
             job.policy_data["tiresias_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
         if len(d.allocate) < len(keyed) or d.preempt:

@@ -302,6 +302,10 @@ class Dally(JobPolicy):
         # does not fit for the next job asking the same either.  ``gen`` names the state; failures
         # on the engine's unchanged map are remembered across calls.
         gen = self._state(view.free)
+        # taking GPUs never makes a placement fit that did not (pick_gpus fails only when no node,
+        # rack or type has the room, and preempt_to_fit only when every prefix fails so), so a
+        # failure stays known after an allocation; a release (preemption, move) starts afresh
+        valid = {gen}
         no_fit = self._no_fit
         no_preempt: dict[tuple, tuple[int, int]] = {}  # (n, type, tier) -> (gen, longest prefix that failed)
         gone: set[str] = set()
@@ -323,6 +327,7 @@ class Dally(JobPolicy):
                     t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
                     self._reoffer(view, job, t, scratch, d, gone, now)
                     gen = self._bump()
+                    valid = {gen}
                 continue
             n, t, machine_max, rack_max = fits
             if by_size:
@@ -334,7 +339,7 @@ class Dally(JobPolicy):
                 tier, relax = self._level(timers, n, machine_max, rack_max, job.queued_since, now)
             key = (n, t, tier)
             gpus = None
-            if free_of_type(t) >= n and no_fit.get(key) != gen:
+            if free_of_type(t) >= n and no_fit.get(key) not in valid:
                 gpus = pick_gpus(scratch, n, t, max_tier=tier)
                 if gpus is None:
                     no_fit[key] = gen
@@ -342,7 +347,7 @@ class Dally(JobPolicy):
                 p = sk[0]
                 prefix = bisect.bisect_left(neg_prio, -p)
                 known = no_preempt.get(key)
-                if known is None or known[0] != gen or known[1] < prefix:
+                if known is None or known[0] not in valid or known[1] < prefix:
                     worse = [v for v in victims[:prefix] if v.job_id not in gone]
                     got = preempt_to_fit(c, scratch, n, t, tier, worse)
                     if got is not None:
@@ -352,6 +357,7 @@ class Dally(JobPolicy):
                             gone.add(v.job_id)
                             d.preempt.append(v.job_id)
                         gen = self._bump()
+                        valid = {gen}
                     else:
                         no_preempt[key] = (gen, prefix)
             if gpus is None:
@@ -359,6 +365,7 @@ class Dally(JobPolicy):
                 continue
             scratch.allocate(gpus)
             gen = self._bump()
+            valid.add(gen)
             got_level = placement_level(c, gpus)
             self._tuner.record(got_level, n, now, now - job.queued_since)
             timers.forget(got_level, n)
