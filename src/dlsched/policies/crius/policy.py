@@ -390,9 +390,9 @@ class Crius(ChargesReplanning, JobPolicy):
         # most tries of a job behind a blocked head end there
         failed = vc.fail if memo and vc.memo_key == (vc.gen, len(touched)) else {}
         for shape, t, n, gain in tab.by_throughput():
-            if allowed is not None and not allowed(jid, shape):
+            if n > cap:  # before ``allowed``: both only filter, and this test is the cheap one
                 continue
-            if n > cap:
+            if allowed is not None and not allowed(jid, shape):
                 continue
             need = n - free[t]
             div = n if per_gpu else 1
@@ -559,7 +559,17 @@ class CriusDDL(Crius):
         return now + cost + self._remaining(view, jid) * t <= job.spec.deadline
 
     def _allowed(self, view: ClusterView, now: float):
-        return lambda jid, shape: self._meets(view, jid, shape, now)
+        # the answer for a (job, shape) is fixed within a call (clock, progress and shapes are), and
+        # the searches ask it again for every queued job they try: remembered for the call
+        seen: dict[tuple[str, Shape], bool] = {}
+
+        def allowed(jid: str, shape: Shape) -> bool:
+            key = (jid, shape)
+            got = seen.get(key)
+            if got is None:
+                got = seen[key] = self._meets(view, jid, shape, now)
+            return got
+        return allowed
 
     def _drop_reason(self, view: ClusterView, job: JobState, now: float) -> str | None:
         base = super()._drop_reason(view, job, now)
