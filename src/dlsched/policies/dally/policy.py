@@ -318,6 +318,10 @@ class Dally(JobPolicy):
         # relax time depend only on its size and type, so they are worked out once per size and type
         by_size = self.timers in ("consolidated", "nowait")
         levels: dict[tuple, tuple[Tier, float]] = {}
+        # ... and, in a call that only takes GPUs (no victims, no moves), once a job of a size and
+        # type finds no placement every later one fails too (failures are monotone, see ``valid``)
+        # and asks nothing else of the call (its relax time is infinite): those are passed over
+        dead: set[tuple] | None = set() if by_size and not victims and offers is entries else None
         free_of_type = scratch.free_of_type
         started: list[tuple] = []
         for entry in offers:
@@ -328,6 +332,8 @@ class Dally(JobPolicy):
                     self._reoffer(view, job, t, scratch, d, gone, now)
                     gen = self._bump()
                     valid = {gen}
+                continue
+            if dead is not None and fits in dead:
                 continue
             n, t, machine_max, rack_max = fits
             if by_size:
@@ -362,6 +368,8 @@ class Dally(JobPolicy):
                         no_preempt[key] = (gen, prefix)
             if gpus is None:
                 wake = min(wake, relax)
+                if dead is not None:
+                    dead.add(fits)
                 continue
             scratch.allocate(gpus)
             gen = self._bump()
