@@ -85,6 +85,16 @@ class _CallTimers:
             self.fallbacks[level] += 1
         return got[0]
 
+    def ask(self, level: str, n: int) -> tuple[float, bool | None]:
+        """(timer, whether it fell back; None: a fixed timer, never counted), counted by the caller."""
+        if self.fixed is not None:
+            return self(level, n), None
+        key = (level, n)
+        got = self.answers.get(key)
+        if got is None:
+            got = self.answers[key] = self.tuner.answer(level, n, self.now)
+        return got
+
     def forget(self, level: str, n: int) -> None:
         self.answers.pop((level, n), None)
 
@@ -318,6 +328,10 @@ class Dally(JobPolicy):
         # relax time depend only on its size and type, so they are worked out once per size and type
         by_size = self.timers in ("consolidated", "nowait")
         levels: dict[tuple, tuple[Tier, float]] = {}
+        # other timers: per (size, type) the machine timer and whether it fell back, and the rack
+        # timer likewise once asked; emptied when a wait is recorded.  Evaluations counted here
+        per_size: dict[tuple, list] = {}
+        evals, falls = [0, 0], [0, 0]  # machine, rack
         # ... and, in a call that only takes GPUs (no victims, no moves), once a job of a size and
         # type finds no placement every later one fails too (failures are monotone, see ``valid``)
         # and asks nothing else of the call (its relax time is infinite): those are passed over
@@ -342,7 +356,37 @@ class Dally(JobPolicy):
                     got = levels[fits] = self._level(timers, n, machine_max, rack_max, 0.0, now)
                 tier, relax = got
             else:
-                tier, relax = self._level(timers, n, machine_max, rack_max, job.queued_since, now)
+                # ``_level`` inline, with the machine timer and the rack timer (asked only when the
+                # machine timer has run out, as ``allowed`` asks) kept per size for the call and
+                # each evaluation counted here
+                st = per_size.get(fits)
+                if st is None:
+                    st = per_size[fits] = [*(timers.ask("machine", n) if n <= machine_max else (0.0, False)),
+                                           None, None]
+                    if n > machine_max:
+                        st[1] = None  # no machine timer asked
+                qs = job.queued_since
+                waited = now - qs
+                tm = st[0]
+                if st[1] is not None:
+                    evals[0] += 1
+                    falls[0] += st[1]
+                if waited < tm:
+                    tier, relax = Tier.NVLINK, qs + tm
+                else:
+                    if n <= rack_max:
+                        if st[2] is None:
+                            st[2], st[3] = timers.ask("rack", n)
+                        tr = st[2]
+                        if st[3] is not None:
+                            evals[1] += 1
+                            falls[1] += st[3]
+                    else:
+                        tr = 0.0
+                    if waited < tm + tr:
+                        tier, relax = Tier.RACK, qs + tm + tr
+                    else:
+                        tier, relax = Tier.NETWORK, math.inf
             key = (n, t, tier)
             gpus = None
             if free_of_type(t) >= n and no_fit.get(key) not in valid:
@@ -377,12 +421,17 @@ class Dally(JobPolicy):
             got_level = placement_level(c, gpus)
             self._tuner.record(got_level, n, now, now - job.queued_since)
             timers.forget(got_level, n)
+            per_size.clear()
             self.accepted[got_level] += 1
             job.policy_data["dally_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
             started.append(entry)
             placed += 1
         timers.close()
+        if self.timers == "auto":
+            for i, level in enumerate(("machine", "rack")):
+                if evals[i]:
+                    self._tuner.count(level, evals[i], falls[i])
         self._forget_queued(started)
         if d.preempt or placed < n_queued or self._reoffer_pending:
             wake = min(wake, next_round if self.preempt else math.inf)
