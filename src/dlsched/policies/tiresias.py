@@ -78,10 +78,6 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
     return vals
 
 
-def _first(pair):
-    return pair[0]
-
-
 @register("tiresias")
 class Tiresias(JobPolicy):
     name = "tiresias"
@@ -120,6 +116,8 @@ class Tiresias(JobPolicy):
         self._state_key: tuple | None = None
         self._state_gen = 0
         self._no_fit: dict[tuple, int] = {}  # (n, type, tier) -> the state in which pick_gpus found nothing
+        self._q: list[tuple] = []  # the queue in 2D-LAS order (``_ordered_queue``)
+        self._qids: set[int] = set()  # ids of the job objects in it (they are held, so never reused)
 
     def attained(self, job: JobState, now: float) -> float:
         """GPU-seconds of service so far (2D-LAS's measure)."""
@@ -157,6 +155,35 @@ class Tiresias(JobPolicy):
             job.policy_data["tiresias_fit"] = got
         return got[1]
 
+    def _ordered_queue(self, view: ClusterView, now: float) -> list[tuple]:
+        """The queued jobs as ((queue, submit time, id), job, fit data) in order, kept between calls.
+
+        A queued job's queue (its attained service) does not change while it waits, so only jobs
+        that joined the queue since the last call are keyed and inserted, and those that left are
+        removed (found by comparing the sets of job objects, a C-level operation).  Jobs this
+        policy started are taken out at once (``_forget_queued``): one that comes back is keyed afresh."""
+        queued = view.queued()
+        ids = set(map(id, queued))
+        if ids != self._qids:
+            left = self._qids - ids
+            if left:
+                self._q = [e for e in self._q if id(e[1]) not in left]
+            new = ids - self._qids
+            if new:
+                q = self._q
+                for j in queued:
+                    if id(j) in new:
+                        bisect.insort(q, ((self.queue_of(j, now), j.spec.submit_time, j.job_id), j,
+                                          self._fit(view, j)))
+            self._qids = ids
+        return self._q
+
+    def _forget_queued(self, started: list[tuple]) -> None:
+        q = self._q
+        for e in started:
+            del q[bisect.bisect_left(q, e)]
+            self._qids.discard(id(e[1]))
+
     def _state(self, free) -> int:
         """A number naming the engine's free map as it is now: the same while nothing changed since
         the last call, so placements known not to fit then are still known not to fit."""
@@ -182,8 +209,8 @@ class Tiresias(JobPolicy):
             self._last_round = k
         d = Decision()
         # a queued job's queue (its attained service) does not change while it waits
-        keyed = [((self.queue_of(j, now), j.spec.submit_time, j.job_id), j) for j in view.queued()]
-        keyed.sort(key=_first)  # job ids are unique: the keys never tie
+        keyed = self._ordered_queue(view, now)
+        n_queued = len(keyed)
         victims = []
         if is_round:
             victims = [j for j in view.running()
@@ -205,9 +232,15 @@ class Tiresias(JobPolicy):
         no_fit = self._no_fit
         no_preempt: dict[tuple, tuple[int, int]] = {}  # (n, type, tier) -> (gen, longest prefix that failed)
         gone: set[str] = set()
-        for (q, _, _), job in keyed:
-            n, t, tier = self._fit(view, job)
-            key = (n, t, tier)
+        # in a call without victims only GPUs are taken, so once a (GPUs, type, tier) finds no
+        # placement every later job asking the same fails too, and a failing job asks nothing else
+        dead: set[tuple] | None = set() if not victims else None
+        started = []
+        for entry in keyed:
+            (q, _, _), job, key = entry
+            if dead is not None and key in dead:
+                continue
+            n, t, tier = key
             gpus = None
             if scratch.free_of_type(t) >= n and no_fit.get(key) not in valid:
                 gpus = pick_gpus(scratch, n, t, max_tier=tier)
@@ -228,13 +261,17 @@ class Tiresias(JobPolicy):
                     else:
                         no_preempt[key] = (gen, prefix)
             if gpus is None:
+                if dead is not None:
+                    dead.add(key)
                 continue
+            started.append(entry)
             scratch.allocate(gpus)
             gen = self._bump()
             valid.add(gen)
             job.policy_data["tiresias_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
-        if len(d.allocate) < len(keyed) or d.preempt:
+        self._forget_queued(started)
+        if len(d.allocate) < n_queued or d.preempt:
             # attained service moves jobs between queues as they run: look again next round
             d.wakeup = self._origin + (k + 1) * self.round_s
         return d
