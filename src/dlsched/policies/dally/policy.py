@@ -231,6 +231,8 @@ class Dally(JobPolicy):
         by comparing the sets of job objects, a C-level operation).  Jobs this policy started
         are taken out at once (``_forget_queued``): one that comes back is keyed afresh."""
         queued = view.queued()
+        if iter(queued) is queued:  # a one-shot iterator: read twice below
+            queued = list(queued)
         ids = set(map(id, queued))
         if ids != self._qids:
             left = self._qids - ids
