@@ -33,13 +33,13 @@ these same figures.
 from __future__ import annotations
 
 from dlsched.cluster.topology import Cluster
-from dlsched.core.costs import state_gb
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.gandiva.introspect import (deslice, defragment, grow_all, improve_locality, observe,
                                                  pack_groups, restart_windows, rotate, shrink_all,
                                                  undo_slower_growth)
 from dlsched.policies.gandiva.plan import Plan
 from dlsched.policies.gandiva.reactive import place_new
+from dlsched.policies.common.mechanism_costs import MeasuredMechanisms, rule_or_mechanism
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -88,6 +88,7 @@ class Gandiva(ChargesReplanning, JobPolicy):
         self.grow_idle_s, self.pack_margin, self.defrag_threshold = grow_idle_s, pack_margin, defrag_threshold
         self.suspend = (suspend_min_s, suspend_max_s, suspend_s_per_gb)
         self.migrate = (migrate_min_s, migrate_max_s, migrate_s_per_gb, migrate_inter_server_s)
+        self.mechanisms = MeasuredMechanisms(*self.suspend, *self.migrate)
         self.set_costs(costs, plan_s)
         self.reset()
 
@@ -101,31 +102,14 @@ class Gandiva(ChargesReplanning, JobPolicy):
     # ------------------------------------------------------------------ costs
 
     def suspend_resume_s(self, job: JobState) -> float:
-        lo, hi, per_gb = self.suspend
-        return min(hi, lo + per_gb * state_gb(job.spec))
+        return self.mechanisms.suspend_resume_s(job)
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
         # the one cost rule (re-planning a new shape) is the least it pays; Gandiva's own measured
         # mechanism costs (suspend-resume, migration) count where they are larger
-        rule = super().overhead(cluster, job, old, new, kind)
-        own = self._mechanism_s(cluster, job, old, new, kind)
-        if rule is None:
-            return own
-        return rule if own is None else max(rule, own)
-
-    def _mechanism_s(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
-                     kind: str) -> float | None:
-        if kind == "resume":
-            return self.suspend_resume_s(job)
-        if kind not in ("migrate", "resize") or old is None:
-            return None
-        old_nodes = {int(cluster.gpu_node[g]) for g in old.gpus}
-        new_nodes = {int(cluster.gpu_node[g]) for g in new.gpus}
-        if kind == "migrate" and job.policy_data.get("rotating"):
-            return self.suspend_resume_s(job)  # a time-sliced job resumed on another GPU of its server
-        lo, hi, per_gb, inter = self.migrate
-        return min(hi, lo + per_gb * state_gb(job.spec) + (inter if old_nodes != new_nodes else 0.0))
+        return rule_or_mechanism(super().overhead(cluster, job, old, new, kind),
+                                 self.mechanisms.seconds(cluster, job, old, new, kind))
 
     # ------------------------------------------------------------------ scheduling
 
