@@ -52,6 +52,10 @@ PAPER_MEAN = {"makespan": 68.0, "avg_jct": 26.0, "comm_latency": 66.0}
 PAPER_TEXT = ("makespan up to 69% (68% mean) better than Tiresias, average JCT up to 36% (26% mean), "
               "communication latency up to 83% (66% mean), congested networks, 2-16 racks")
 READINGS = ("inferred", "inverted", "attained")
+# baselines as Dally ran them (section V-A): Gandiva is "network-agnostic" (it knows servers, not racks,
+# as its own paper's node allocation does); without this our Gandiva keeps multi-server jobs inside a
+# rack and migrates them there, which the paper's Gandiva cannot (docs/dally.md, "Dally vs Gandiva")
+PAPER_OPTIONS = {"gandiva": {"racks": False}}
 
 
 def workload(arrival: str, cluster: Cluster, seed: int = 0, n_jobs: int | None = None, load: float = 1.0):
@@ -111,7 +115,7 @@ def run_one(arrival: str, racks: int, scheduler: str, pricing: str = "tier-profi
     jobs = workload(arrival, cluster) if jobs is None else jobs
     perf, contention = engine_parts(cluster, pricing)
     t0 = time.perf_counter()
-    policy = make_policy(scheduler, **(options or {}))
+    policy = make_policy(scheduler, **{**PAPER_OPTIONS.get(scheduler, {}), **(options or {})})
     res = Simulator(cluster, policy, jobs, perf=perf,
                     config=SimConfig(seed=0, record_events=False), contention=contention).run()
     m = metrics(res)

@@ -72,6 +72,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
         PolicyOption("migrate_s_per_gb", float, 0.5, "migration per GB of checkpoint", minimum=0.0),
         PolicyOption("migrate_inter_server_s", float, 1.0, "extra for a checkpoint sent to another server",
                      minimum=0.0),
+        PolicyOption("racks", bool, True, "tell racks apart when placing or migrating across servers (off: "
+                     "network-agnostic above the server, as Gandiva's paper defines it and Dally ran it)"),
         *COST_OPTIONS,
     )
 
@@ -79,8 +81,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
                  grow_shrink: bool = True, grow_idle_s: float = 300.0, pack_margin: float = 0.0,
                  defrag_threshold: int = 1, suspend_min_s: float = 0.1, suspend_max_s: float = 1.0,
                  suspend_s_per_gb: float = 0.4, migrate_min_s: float = 1.0, migrate_max_s: float = 3.5,
-                 migrate_s_per_gb: float = 0.5, migrate_inter_server_s: float = 1.0, costs: str = "derived",
-                 plan_s: float = PLAN_PROFILE_S):
+                 migrate_s_per_gb: float = 0.5, migrate_inter_server_s: float = 1.0, racks: bool = True,
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
         if quantum_s <= 0:
             raise ValueError("quantum_s must be positive")
         self.quantum_s = float(quantum_s)
@@ -89,6 +91,7 @@ class Gandiva(ChargesReplanning, JobPolicy):
         self.suspend = (suspend_min_s, suspend_max_s, suspend_s_per_gb)
         self.migrate = (migrate_min_s, migrate_max_s, migrate_s_per_gb, migrate_inter_server_s)
         self.mechanisms = MeasuredMechanisms(*self.suspend, *self.migrate)
+        self.racks = racks
         self.set_costs(costs, plan_s)
         self.reset()
 
@@ -115,6 +118,7 @@ class Gandiva(ChargesReplanning, JobPolicy):
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         plan = Plan(view)
+        plan.racks = self.racks
         self._account(plan, now)
         if self._next_round is None:
             self._next_round = now
@@ -216,7 +220,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
         return {**super().describe(), "quantum_s": self.quantum_s, "packing": self.packing,
                 "migration": self.migration, "grow_shrink": self.grow_shrink, "grow_idle_s": self.grow_idle_s,
                 "pack_margin": self.pack_margin, "defrag_threshold": self.defrag_threshold,
-                "suspend_s": list(self.suspend), "migrate_s": list(self.migrate)}
+                "suspend_s": list(self.suspend), "migrate_s": list(self.migrate),
+                **({} if self.racks else {"racks": False})}  # written only when off: the default's results stay as they were
 
     def mechanism_counts(self) -> dict:
         """How often each mechanism acted in the last run (deterministic: reported beside results)."""
