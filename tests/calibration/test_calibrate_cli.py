@@ -66,6 +66,20 @@ def test_perf_prints_best_plan_and_split(capsys):
     assert "simulator's price for 8 A100-40G on 2 nodes" in out
 
 
+def test_calibrated_is_the_default_and_adaptive_stays_by_name(capsys):
+    from dlsched.cli import build_parser
+    from dlsched.commands._common import spec_from_args
+
+    assert build_parser().parse_args(["simulate"]).perf == "calibrated"
+    assert spec_from_args(build_parser().parse_args(["simulate"]), "fcfs").perf.model == "calibrated"
+    assert build_parser().parse_args(["simulate", "--perf", "adaptive"]).perf == "adaptive"
+    argv = ["perf", "bert", "--params", "1.3B", "--cluster", "crius-sim", "--nodes", "2", "--gpus-per-node", "4"]
+    assert main(argv) == 0
+    assert "calibrated parameters" in capsys.readouterr().out
+    assert main(argv + ["--perf", "adaptive"]) == 0
+    assert "analytic parameters" in capsys.readouterr().out
+
+
 def test_simulate_runs_with_perf_params(profile, tmp_path, shared_dir, capsys):
     out = tmp_path / "p.json"
     assert main(["perf", "calibrate", str(profile), "--out", str(out)]) == 0
@@ -86,6 +100,9 @@ def test_simulate_runs_with_perf_params(profile, tmp_path, shared_dir, capsys):
     (["perf", "bert", "6", "--params", "1.3B", "--cluster", "crius-sim", "--nodes", "4", "--gpus-per-node", "2"],
      "not 6"),
     (["simulate", "--perf", "placement", "--perf-params", "x.json"], "calibrated"),
+    (["simulate", "--perf", "adaptive", "--perf-params", "x.json"], "calibrated"),
+    (["perf", "bert", "--params", "1.3B", "--cluster", "crius-sim", "--nodes", "2", "--gpus-per-node", "4",
+      "--perf", "adaptive", "--perf-params", "x.json"], "calibrated"),
     (["perf", "bert", "8", "--params", "1.3B", "--perf-params", "nope.json"], "no such file"),
 ])
 def test_errors_are_clear(argv, words, capsys):

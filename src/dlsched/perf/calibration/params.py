@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,7 @@ def _number(obj: dict, key: str, source: str) -> float:
     return float(v)
 
 
+@cache  # read once per process: the default perf model builds it for every simulator
 def shipped() -> CalibratedParams:
     """The fit shipped with dlsched (package data)."""
     text = resources.files("dlsched.perf.calibration").joinpath(SHIPPED).read_text(encoding="utf-8")
