@@ -44,6 +44,8 @@ def build_perf(spec: RunSpec, cluster: Cluster):
 
     from dlsched.errors import InputError
 
+    if spec.perf.options:  # a plugin factory with keywords (checked by PerfSpec: not a built-in name)
+        return with_throughputs(_perf_from_factory(spec, cluster), spec.perf.throughputs, policy=spec.policy.name)
     try:
         base = default_perf_model(cluster, spec.perf.model, tier_profile=spec.perf.tier_profile,
                                   perf_params=spec.perf.params)
@@ -54,6 +56,17 @@ def build_perf(spec: RunSpec, cluster: Cluster):
     return with_throughputs(base, spec.perf.throughputs, policy=spec.policy.name)
 
 
+def _perf_from_factory(spec: RunSpec, cluster: Cluster):
+    from dlsched.errors import InputError
+    from dlsched.perf.default import PERF
+
+    factory = PERF.get(spec.perf.model)
+    try:
+        return factory(cluster, **spec.perf.options)
+    except TypeError as e:  # a keyword the factory does not take
+        raise InputError(f"perf model {spec.perf.model!r}: {e}", field="perf.options") from None
+
+
 def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> SimConfig:
     """``record_events``: keep the core's event log (about 4 objects a job), which only a timeline
     reads; no result depends on it, so it is the caller's choice, not the spec's."""
@@ -62,7 +75,9 @@ def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> Sim
     return SimConfig(seed=seed, debug=engine.debug, max_time=engine.max_time,
                      checkpoint_interval_s=engine.checkpoint_interval, start_overhead_s=engine.start_overhead,
                      restore_base_s=engine.restore_base, restore_s_per_gb=engine.restore_per_gb,
-                     record_events=record_events)
+                     record_events=record_events, slice_quantum_s=engine.slice_quantum,
+                     slice_switch_s=engine.slice_switch, slice_switch_s_per_gb=engine.slice_switch_per_gb,
+                     slice_switch_max_s=engine.slice_switch_max)
 
 
 def build_contention(network: NetworkSpec, seed: int, cluster: Cluster):
@@ -109,13 +124,28 @@ class Prepared:
                          placement=spec.cluster.placement)
 
 
-def prepare(spec: RunSpec) -> Prepared:
+def prepare(spec: RunSpec, cluster: Cluster | None = None, perf=None) -> Prepared:
+    """``cluster``: the spec's cluster already built (runs that share one share its caches: the
+    Cell estimator, shape indexes); ``perf``: the spec's perf model already built, likewise."""
     from dlsched.run.jobs import load_jobs
 
-    cluster = build_cluster(spec)
-    perf = build_perf(spec, cluster)
+    if cluster is None:
+        cluster = build_cluster(spec)
+    elif _shipped(spec.cluster.name) not in (None, cluster.name):
+        from dlsched.errors import InputError
+
+        raise InputError(f"the cluster given ({cluster.name}) is not the spec's ({spec.cluster.name})",
+                         field="cluster.name")
+    if perf is None:
+        perf = build_perf(spec, cluster)
     jobs, info = load_jobs(spec.workload, spec.seed, cluster, perf)
     return Prepared(spec, cluster, perf, jobs, info)
+
+
+def _shipped(name) -> str | None:
+    from dlsched.cluster.shipped import shipped_name
+
+    return None if isinstance(name, dict) else shipped_name(name)
 
 
 def build_simulator(spec: RunSpec) -> tuple[Simulator, dict]:
