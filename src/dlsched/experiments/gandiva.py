@@ -36,7 +36,6 @@ from dlsched.cluster.topology import Cluster
 from dlsched.experiments.registry import Experiment, Headline, register
 from dlsched.policies.base import JobPolicy
 from dlsched.policies.registry import make_policy
-from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.job import JobSpec
 from dlsched.workload.synthetic import generate
 
@@ -76,17 +75,46 @@ def one_server(gpu: str) -> Cluster:
     return Cluster(parse_spec(ONE_SERVER.format(name=f"gandiva-{gpu.lower()}-server", gpu=gpu)))
 
 
-def sim(cluster: Cluster, variant: str, jobs: list[JobSpec], policy: JobPolicy | None = None,
-        out: Path | None = None, **config):
-    """One run; with ``out`` its results go to ``out/<variant>/`` (what ``dlsched report`` reads)."""
-    name, opts = VARIANTS[variant]
-    p = policy or make_policy(name, **opts)
-    res = Simulator(cluster, p, jobs, config=SimConfig(seed=0, **COSTS, **config)).run()
-    if out is not None:
-        from dlsched.report.io import write_results
+def engine_spec():
+    """The engine costs above (``COSTS``) as a run's spec names them."""
+    from dlsched.run import EngineSpec
 
-        write_results(out / variant, res.records, res.series, res.summary,
-                      {**res.params, "trace": f"gandiva reproduction ({out.name})", "variant": variant})
+    return EngineSpec(slice_quantum=COSTS["slice_quantum_s"], slice_switch=COSTS["slice_switch_s"],
+                      slice_switch_per_gb=COSTS["slice_switch_s_per_gb"], slice_switch_max=COSTS["slice_switch_max_s"])
+
+
+def cluster_ref(cluster: Cluster):
+    """How a spec names ``cluster``: a shipped name, or (a server built here) its spec as data."""
+    from dlsched.cluster.shipped import shipped_name
+
+    return shipped_name(cluster.name) or cluster.spec.model_dump(mode="json", exclude_defaults=True)
+
+
+def run_spec(cluster: Cluster, policy: str, options: dict, jobs, label: str, perf=None, records: list | None = None):
+    """One run as a ``RunSpec`` (its jobs as records): its summary.json reruns it (``dlsched simulate
+    --spec``).  ``perf``: a ``PerfSpec`` (default: the engine's default model)."""
+    from dlsched.run import ClusterSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
+    from dlsched.run.records import to_records
+
+    return RunSpec(workload=WorkloadSpec(records=to_records(jobs) if records is None else records, label=label),
+                   cluster=ClusterSpec(cluster_ref(cluster)), policy=PolicySpec(policy, dict(options)),
+                   perf=perf or PerfSpec(), engine=engine_spec(), seed=0)
+
+
+def sim(cluster: Cluster, variant: str, jobs: list[JobSpec], policy: JobPolicy | None = None,
+        out: Path | None = None, options: dict | None = None):
+    """One run; with ``out`` its results go to ``out/<variant>/`` (what ``dlsched report`` reads).
+    ``options``: the variant's policy options changed; ``policy``: an instance wrapping the variant's
+    policy (a probe that samples progress) run instead of a fresh one."""
+    from dlsched.run.build import build_policy, prepare
+    from dlsched.run.execute import execute
+
+    name, opts = VARIANTS[variant]
+    spec = run_spec(cluster, name, {**opts, **(options or {})}, jobs,
+                    "gandiva reproduction" + (f" ({out.name})" if out else ""))
+    p = policy or build_policy(spec.policy)
+    res = execute(spec, None if out is None else out / variant, prepared=prepare(spec, cluster), policy=p,
+                  record_events=True).result  # the event log: growshrink reads the elastic job's moves
     return res, p
 
 
@@ -128,7 +156,7 @@ def growshrink(out: Path | None = None) -> list[tuple[float, int]]:
             JobSpec("short2", 0.0, "resnet50", 2, duration_s=45 * m),
             JobSpec("new2", 75 * m, "resnet50", 2, duration_s=30 * m),
             JobSpec("new1", 90 * m, "resnet50", 1, duration_s=30 * m)]
-    res, _ = sim(c, "gandiva", jobs, policy=make_policy("gandiva", grow_idle_s=QUANTUM_S), out=out)
+    res, _ = sim(c, "gandiva", jobs, options={"grow_idle_s": QUANTUM_S}, out=out)
     out = []
     for e in res.events:
         if e.job_id == "long" and e.kind in ("start", "resize", "migrate"):
