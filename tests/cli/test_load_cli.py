@@ -126,3 +126,15 @@ def test_days_on_a_trace_is_refused(tmp_path, capsys):
     assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--days", "2", "--quiet",
                  "--out", str(tmp_path / "o")]) == 2
     assert "field '--days'" in capsys.readouterr().err
+
+
+def test_the_crux_fabrics_default_to_cruxs_mix_at_the_default_load(tmp_path):
+    """Philly's mostly 1-GPU jobs would need 68,819 jobs to keep crux-lingjun queueing; its own
+    paper's 8-512 GPU jobs do it with 1,000 (docs/workloads.md)."""
+    assert main(["simulate", "--cluster", "crux-double-sided", "--jobs", "150", "--quiet",
+                 "--out", str(tmp_path / "o")]) == 0
+    p = params(tmp_path / "o")
+    assert p["trace"] == "workload:crux" and p["offered_load"] == pytest.approx(1.0, rel=1e-3)
+    assert p["spec"]["workload"]["name"] is None  # the default, as the rerun will pick it again
+    assert main(["simulate", "--cluster", "crius-testbed", "--jobs", "50", "--quiet", "--out", str(tmp_path / "p")]) == 0
+    assert params(tmp_path / "p")["trace"] == "synthetic:philly"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dlsched.errors import InfeasibleJobError, InputError
@@ -131,11 +132,15 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
             jobs = jobs[:wl.jobs]  # the first N by submission time
         check_memory(len(jobs))
     else:
-        from dlsched.workload.named import Request, build, default_jobs
+        from dlsched.workload.named import Request, build, default_jobs, default_workload
+        from dlsched.workload.load import DEFAULT_LOAD
 
         n = wl.jobs or default_jobs(cluster)
         check_memory(n)  # before generating: a billion jobs must fail here, not in the kernel
-        built = build(wl.name or "philly", cluster, Request(wl.jobs, seed, wl.load, wl.days))
+        name = wl.name or default_workload(cluster)
+        if wl.name is None and name != "philly" and wl.load is None and wl.days is None:
+            wl = replace(wl, load=DEFAULT_LOAD)  # a cluster's own default workload runs at the default load
+        built = build(name, cluster, Request(wl.jobs, seed, wl.load, wl.days))
         jobs, info, skipped, source = built.jobs, dict(built.info), [], "synthetic"
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=wl.skip_bad_rows, source=source)
     skipped.extend(bad)
