@@ -37,6 +37,10 @@ def _rewrite(spec: RunSpec, fix: Callable[[str], str | None]) -> RunSpec:
         return value if new is None else new + tail
 
     wl, cl, perf, pol, net = spec.workload, spec.cluster, spec.perf, spec.policy, spec.network
+    values = [wl.trace, wl.jobs_file, cl.name, perf.model, perf.tier_profile, perf.params, pol.name, net.comm,
+              *(perf.throughputs if isinstance(perf.throughputs, list) else [perf.throughputs])]
+    if all(one(v) == v for v in values):  # nothing to rewrite: no new spec (its records checked again)
+        return spec
     throughputs = [one(t) for t in perf.throughputs] if isinstance(perf.throughputs, list) else one(perf.throughputs)
     return replace(
         spec,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import types
 import typing
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
 from dlsched import defaults as D
@@ -196,7 +196,7 @@ class RunSpec:
 
     def to_dict(self) -> dict:
         """Plain JSON-ready data; ``RunSpec.from_dict(spec.to_dict()) == spec``."""
-        return asdict(self)
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, doc: Any, where: str | None = None) -> RunSpec:
@@ -206,6 +206,20 @@ class RunSpec:
 
     def with_policy(self, name: str, options: dict | None = None) -> RunSpec:
         return replace(self, policy=PolicySpec(name, dict(options or {})))
+
+
+def _plain(obj):
+    """``dataclasses.asdict``, one level deep into lists and dicts: records (flat dicts of scalars
+    and one small ``extra``) are copied as they are, not walked value by value (asdict's deep
+    copy of a job list cost more than a small run)."""
+    if hasattr(obj, "__dataclass_fields__"):
+        return {f.name: _plain(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, list):
+        return [{k: (dict(v) if isinstance(v, dict) else v) for k, v in r.items()} if isinstance(r, dict) else r
+                for r in obj]
+    if isinstance(obj, dict):
+        return {k: (_plain(v) if isinstance(v, (list, dict)) else v) for k, v in obj.items()}
+    return obj
 
 
 def _positive(value, path: str) -> None:
