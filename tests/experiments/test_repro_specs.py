@@ -43,3 +43,12 @@ def test_gandiva_runs_on_a_server_built_in_code_rerun(tmp_path):
 
     gandiva.timeslice(long_s=1800.0, short_s=600.0, arrive_s=300.0, out=tmp_path / "g")
     _reruns(tmp_path / "g" / "timeslice-only", tmp_path, "timeslice")
+
+
+def test_a_probed_run_reruns_with_its_wake_ups(tmp_path):
+    """The AutoML probe's calls each quantum / 4 change time-slicing: they are the spec's
+    (``policy.wake_every``), so the rerun without the probe is the same run."""
+    from dlsched.experiments import gandiva
+
+    gandiva.automl(n_jobs=5, job_s=1200.0, out=tmp_path / "a")
+    _reruns(tmp_path / "a" / "timeslice-only", tmp_path, "automl")

@@ -35,7 +35,6 @@ from dlsched.cluster.spec import parse_spec
 from dlsched.cluster.topology import Cluster
 from dlsched.experiments.registry import Experiment, Headline, register
 from dlsched.policies.base import JobPolicy
-from dlsched.policies.registry import make_policy
 from dlsched.workload.job import JobSpec
 from dlsched.workload.synthetic import generate
 
@@ -90,29 +89,33 @@ def cluster_ref(cluster: Cluster):
     return shipped_name(cluster.name) or cluster.spec.model_dump(mode="json", exclude_defaults=True)
 
 
-def run_spec(cluster: Cluster, policy: str, options: dict, jobs, label: str, perf=None, records: list | None = None):
+def run_spec(cluster: Cluster, policy: str, options: dict, jobs, label: str, perf=None, records: list | None = None,
+             wake_every: float | None = None):
     """One run as a ``RunSpec`` (its jobs as records): its summary.json reruns it (``dlsched simulate
-    --spec``).  ``perf``: a ``PerfSpec`` (default: the engine's default model)."""
+    --spec``).  ``perf``: a ``PerfSpec`` (default: the engine's default model); ``wake_every``: the
+    policy called at least this often (a probe sampling progress)."""
     from dlsched.run import ClusterSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
     from dlsched.run.records import to_records
 
     return RunSpec(workload=WorkloadSpec(records=to_records(jobs) if records is None else records, label=label),
-                   cluster=ClusterSpec(cluster_ref(cluster)), policy=PolicySpec(policy, dict(options)),
+                   cluster=ClusterSpec(cluster_ref(cluster)), policy=PolicySpec(policy, dict(options), wake_every),
                    perf=perf or PerfSpec(), engine=engine_spec(), seed=0)
 
 
-def sim(cluster: Cluster, variant: str, jobs: list[JobSpec], policy: JobPolicy | None = None,
-        out: Path | None = None, options: dict | None = None):
+def sim(cluster: Cluster, variant: str, jobs: list[JobSpec], out: Path | None = None, options: dict | None = None,
+        wake_every: float | None = None, wrap=None):
     """One run; with ``out`` its results go to ``out/<variant>/`` (what ``dlsched report`` reads).
-    ``options``: the variant's policy options changed; ``policy``: an instance wrapping the variant's
-    policy (a probe that samples progress) run instead of a fresh one."""
+    ``options``: the variant's policy options changed; ``wake_every``: the policy called at least this
+    often; ``wrap``: called on the built policy, what it returns runs (a probe that only watches)."""
     from dlsched.run.build import build_policy, prepare
     from dlsched.run.execute import execute
 
     name, opts = VARIANTS[variant]
     spec = run_spec(cluster, name, {**opts, **(options or {})}, jobs,
-                    "gandiva reproduction" + (f" ({out.name})" if out else ""))
-    p = policy or build_policy(spec.policy)
+                    "gandiva reproduction" + (f" ({out.name})" if out else ""), wake_every=wake_every)
+    p = build_policy(spec.policy)
+    if wrap is not None:
+        p = wrap(p)
     res = execute(spec, None if out is None else out / variant, prepared=prepare(spec, cluster), policy=p,
                   record_events=True).result  # the event log: growshrink reads the elastic job's moves
     return res, p
@@ -204,7 +207,8 @@ FEEDBACK_S = 600.0  # solo seconds of training before a configuration shows its 
 
 
 class _Probe(JobPolicy):
-    """Wraps a policy to sample every job's progress each quantum (decisions untouched)."""
+    """Wraps a policy to sample every job's progress at each call (decisions untouched; the calls
+    each quantum / 4 are the run's own, ``PolicySpec.wake_every``, so its spec reruns it)."""
 
     def __init__(self, inner: JobPolicy):
         self.inner = inner
@@ -225,13 +229,13 @@ class _Probe(JobPolicy):
     def overhead(self, *a):
         return self.inner.overhead(*a)
 
+    def describe(self) -> dict:
+        return self.inner.describe()
+
     def schedule(self, view, now):
         for j in view.jobs.values():
             self.samples.setdefault(j.job_id, []).append((now, view.progress(j)))
-        d = self.inner.schedule(view, now)
-        nxt = now + QUANTUM_S / 4
-        d.wakeup = nxt if d.wakeup is None else min(d.wakeup, nxt)
-        return d
+        return self.inner.schedule(view, now)
 
 
 def automl(n_jobs: int = 16, job_s: float = 3 * 3600.0, out: Path | None = None) -> dict[str, float]:
@@ -240,9 +244,7 @@ def automl(n_jobs: int = 16, job_s: float = 3 * 3600.0, out: Path | None = None)
     jobs = [JobSpec(f"hp{i:02d}", 0.0, "resnet18", 1, duration_s=job_s) for i in range(n_jobs)]
     minutes = {}
     for v in ("fcfs", "timeslice-only"):
-        name, opts = VARIANTS[v]
-        probe = _Probe(make_policy(name, **opts))
-        res, _ = sim(c, v, jobs, policy=probe, out=out)
+        res, probe = sim(c, v, jobs, out=out, wake_every=QUANTUM_S / 4, wrap=_Probe)
         firsts = []
         for r in res.records:
             need = FEEDBACK_S / job_s * max(p for _, p in probe.samples[r.job_id])  # iterations

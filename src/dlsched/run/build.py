@@ -35,7 +35,12 @@ def build_cluster(spec: RunSpec) -> Cluster:
 def build_policy(policy: PolicySpec):
     from dlsched.policies.registry import make_policy
 
-    return make_policy(policy.name, **policy.options)
+    built = make_policy(policy.name, **policy.options)
+    if policy.wake_every is None:
+        return built
+    from dlsched.run.wake import WakeEvery
+
+    return WakeEvery(built, policy.wake_every)
 
 
 def build_perf(spec: RunSpec, cluster: Cluster):

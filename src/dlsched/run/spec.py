@@ -107,6 +107,8 @@ class PolicySpec:
 
     name: str = "fcfs"
     options: dict = field(default_factory=dict)
+    # called at least this often after each call (run/wake.py): a probe sampling progress needs it
+    wake_every: float | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ class RunSpec:
             raise InputError(f"seed must be 0 or more, got {self.seed}", field="seed")
         for part in (self.workload, self.cluster, self.perf, self.network, self.engine):
             part._check()
+        _positive(self.policy.wake_every, "policy.wake_every")
 
     def to_dict(self) -> dict:
         """Plain JSON-ready data; ``RunSpec.from_dict(spec.to_dict()) == spec``."""
@@ -205,7 +208,7 @@ class RunSpec:
         return _build(cls, doc, "", where)
 
     def with_policy(self, name: str, options: dict | None = None) -> RunSpec:
-        return replace(self, policy=PolicySpec(name, dict(options or {})))
+        return replace(self, policy=PolicySpec(name, dict(options or {}), self.policy.wake_every))
 
 
 def _plain(obj):
