@@ -4,7 +4,7 @@ Xue et al., "A Codesign of Scheduling and Parallelization for Large Model
 Training in Heterogeneous Clusters" (shared/seeds/000_*.txt), section 6.
 
 * Cells (section 6.1 "Initializing Cells"): for a job asking N_G GPUs,
-  counts N_G/2, N_G, 2N_G (capped at 16 GPUs, the authors' limit) on every
+  counts N_G/2, N_G, 2N_G (capped at 16 GPUs, the authors' limit, or N_G above it) on every
   GPU type, each with log2(n)+1 pipeline depths; a shape's value is its best
   *estimated* Cell (``CellEstimator.best_cell``), computed once per job and
   cached.  Jobs then run at the full-space optimum (the perf model's job).
