@@ -58,7 +58,7 @@ _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
 
 
 def crius_counts(n_g: int, adaptive: bool = True) -> list[int]:
-    """N_G/2, N_G, 2N_G within [1, 16] (section 6.1); only N_G without adaptivity scaling."""
+    """N_G/2, N_G, 2N_G within [1, max(16, N_G)] (section 6.1); only N_G without adaptivity scaling."""
     cap = job_cap(n_g)
     if not adaptive:
         return [min(n_g, cap)]
