@@ -104,13 +104,14 @@ def run_perf(cluster, setting: str = "derived", seed: int = 0, data_parallel: bo
 RUN_PERF = "dlsched.experiments.crius:run_perf"
 
 
-def run_spec(name: str, cluster, records: list, pol: str, setting: str, seed: int, max_time=None):
+def run_spec(name: str, cluster, jobs: list | str, pol: str, setting: str, seed: int, max_time=None):
     """One policy's run of a scenario as a ``RunSpec``: its summary.json reruns it
-    (``dlsched simulate --spec``)."""
+    (``dlsched simulate --spec``).  ``jobs``: the job records, or a jobs file holding them."""
     from dlsched.run import ClusterSpec, EngineSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
 
     perf = {"setting": setting, "seed": seed, **({"data_parallel": True} if pol == "crius-dp" else {})}
-    return RunSpec(workload=WorkloadSpec(records=records, label=f"arena-philly ({name} scenario)"),
+    where = {"jobs_file": jobs} if isinstance(jobs, str) else {"records": jobs}
+    return RunSpec(workload=WorkloadSpec(**where, label=f"arena-philly ({name} scenario)"),
                    cluster=ClusterSpec(cluster.name), policy=PolicySpec(pol, _options(pol, setting)),
                    perf=PerfSpec(RUN_PERF, options=perf), engine=EngineSpec(max_time=max_time), seed=seed)
 
@@ -142,13 +143,15 @@ def run_scenario(name: str, cluster, jobs, policies, max_time=None, out: Path | 
     from dlsched.experiments.crius_ablation import DataParallelRun
     from dlsched.run.build import build_policy, prepare
     from dlsched.run.execute import execute
-    from dlsched.run.records import to_records
+    from dlsched.run.records import to_records, write_jobs_file
 
     perf = engine_perf(cluster, setting, seed)  # built once: its caches serve every policy
-    records = to_records(jobs)
+    # the job list once per scenario folder (the simulation's 13,000 jobs would make every
+    # summary.json megabytes), else in each spec
+    listed = to_records(jobs) if out is None else str(write_jobs_file(out / "jobs.json", jobs).resolve())
     rows = {}
     for pol in policies:
-        spec = run_spec(name, cluster, records, pol, setting, seed, max_time)
+        spec = run_spec(name, cluster, listed, pol, setting, seed, max_time)
         p = build_policy(spec.policy)
         # the Cells ablation plans data-parallel only, so its jobs run data-parallel too
         prep = prepare(spec, cluster, DataParallelRun(perf) if pol == "crius-dp" else perf)

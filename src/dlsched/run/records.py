@@ -104,6 +104,7 @@ def read_jobs_file(path: str) -> list[dict]:
 def write_jobs_file(path: str | Path, jobs) -> Path:
     """Write ``jobs`` as a jobs file (one record a line, so a diff shows which job changed)."""
     p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
     lines = ",\n".join(" " + json.dumps(r, sort_keys=True) for r in to_records(jobs))
     p.write_text('{"jobs": [\n' + lines + "\n]}\n")
     return p
