@@ -8,15 +8,18 @@ import pytest
 from dlsched.cli import main
 
 
-def _reruns(folder, tmp_path, name):
+def _reruns(folder, tmp_path, name, monkeypatch=None):
     again = tmp_path / f"again-{name}"
+    if monkeypatch is not None:  # from a directory with no reference data beside it
+        monkeypatch.delenv("DLSCHED_DATA", raising=False)
+        monkeypatch.chdir(tmp_path)
     assert main(["simulate", "--spec", str(folder / "summary.json"), "--quiet", "--out", str(again)]) == 0
     for table in ("jobs.csv", "series.csv", "summary.json"):
         assert (folder / table).read_bytes() == (again / table).read_bytes(), (name, table)
 
 
 @pytest.mark.shared
-def test_crius_runs_rerun_from_their_summaries(tmp_path, shared_dir):
+def test_crius_runs_rerun_from_their_summaries(tmp_path, shared_dir, monkeypatch):
     from dlsched.experiments import crius, crius_scenarios
 
     if not crius_scenarios.arena_available():
@@ -25,8 +28,13 @@ def test_crius_runs_rerun_from_their_summaries(tmp_path, shared_dir):
     rows = crius.run_scenario("testbed", cluster, jobs, ["fcfs", "crius-dp"], out=tmp_path / "t",
                               progress=lambda *a: None, seed=1)
     assert rows["fcfs"]["finished"] == len(jobs)
-    for pol in ("fcfs", "crius-dp"):  # crius-dp: the perf factory with keywords (data-parallel runs)
-        _reruns(tmp_path / "t" / pol, tmp_path, pol)
+    # crius-dp: the perf factory with keywords (data-parallel runs); both from another directory:
+    # the truth merges measured rows from the data folder, which the summary names
+    from dlsched.run.params import read_spec
+
+    assert read_spec(tmp_path / "t" / "fcfs").data == str(shared_dir.resolve())
+    for pol in ("fcfs", "crius-dp"):
+        _reruns(tmp_path / "t" / pol, tmp_path, pol, monkeypatch)
 
 
 def test_dally_runs_rerun_from_their_summaries(tmp_path):

@@ -9,6 +9,7 @@ before a trace is read, and a bad trace before the (possibly long) run.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -129,9 +130,39 @@ class Prepared:
                          placement=spec.cluster.placement)
 
 
+@contextmanager
+def data_dir(spec: RunSpec):
+    """The spec's reference-data folder in effect (``--data``) while its run is built and run."""
+    if spec.data is None:
+        yield
+        return
+    from pathlib import Path
+
+    from dlsched.shared_data import chosen, set_data_dir, shared_dir
+
+    if not Path(spec.data).is_dir():  # moved, or another machine: say so rather than fail
+        import sys
+
+        print(f"dlsched: note: the run's data folder {spec.data} is not here; reading reference data "
+              f"from {shared_dir()}", file=sys.stderr)
+        yield
+        return
+    before = chosen()
+    set_data_dir(spec.data)
+    try:
+        yield
+    finally:
+        set_data_dir(before)
+
+
 def prepare(spec: RunSpec, cluster: Cluster | None = None, perf=None) -> Prepared:
     """``cluster``: the spec's cluster already built (runs that share one share its caches: the
     Cell estimator, shape indexes); ``perf``: the spec's perf model already built, likewise."""
+    with data_dir(spec):
+        return _prepare(spec, cluster, perf)
+
+
+def _prepare(spec: RunSpec, cluster, perf) -> Prepared:
     from dlsched.run.jobs import load_jobs
 
     if cluster is None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dlsched.run.build import Prepared, build_policy, prepare
+from dlsched.run.build import Prepared, build_policy, data_dir, prepare
 from dlsched.run.params import run_params
 from dlsched.run.spec import RunSpec
 
@@ -43,7 +43,8 @@ def execute(spec: RunSpec, out: str | Path | None = None, *, prepared: Prepared 
     if policy is None:
         policy = build_policy(spec.policy)  # a bad name or option fails before any job is read
     prep = prepared or prepare(spec)
-    result = prep.simulator(spec.policy, policy=policy, record_events=record_events).run(progress=progress)
+    with data_dir(spec):
+        result = prep.simulator(spec.policy, policy=policy, record_events=record_events).run(progress=progress)
     if policy_options is None:
         from dlsched.policies.registry import used_options
 

@@ -16,8 +16,20 @@ def run_params(result_params: dict, info: dict, spec: RunSpec, policy_options: d
         params["placement"] = spec.cluster.placement
     from dlsched.run.paths import absolute
 
-    params["spec"] = absolute(spec).to_dict()  # its file paths rerun from any directory (run/paths.py)
+    params["spec"] = absolute(recorded_data(spec)).to_dict()  # reruns from any directory (run/paths.py)
     return params
+
+
+def recorded_data(spec: RunSpec) -> RunSpec:
+    """``spec`` naming the reference-data folder in effect (when there is one), as summary.json keeps it."""
+    if spec.data is not None:
+        return spec
+    from dataclasses import replace
+
+    from dlsched.shared_data import shared_dir
+
+    found = shared_dir()
+    return replace(spec, data=str(found.resolve())) if found.is_dir() else spec
 
 
 def read_spec(path: str | Path) -> RunSpec:

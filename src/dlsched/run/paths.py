@@ -1,6 +1,6 @@
 """The file paths a spec names, made independent of the working directory.
 
-A spec names files in seven places: the trace, a jobs file, a cluster YAML, a tier-profile CSV,
+A spec names files in seven places, and the reference-data folder (``data``): the trace, a jobs file, a cluster YAML, a tier-profile CSV,
 throughput tables, calibrated parameters, and plugin references (``file.py:Attr`` as a policy,
 communication policy or perf model).  ``summary.json`` keeps its spec with each of them
 absolute (``absolute``), so ``dlsched simulate --spec DIR/summary.json`` reruns from any
@@ -28,7 +28,7 @@ def _ref_path(text: str) -> tuple[str, str]:
     return text, ""
 
 
-def _rewrite(spec: RunSpec, fix: Callable[[str], str | None]) -> RunSpec:
+def _rewrite(spec: RunSpec, fix: Callable[[str], str | None], base_dir: Path | None = None) -> RunSpec:
     def one(value):
         if not isinstance(value, str):
             return value
@@ -39,7 +39,10 @@ def _rewrite(spec: RunSpec, fix: Callable[[str], str | None]) -> RunSpec:
     wl, cl, perf, pol, net = spec.workload, spec.cluster, spec.perf, spec.policy, spec.network
     values = [wl.trace, wl.jobs_file, cl.name, perf.model, perf.tier_profile, perf.params, pol.name, net.comm,
               *(perf.throughputs if isinstance(perf.throughputs, list) else [perf.throughputs])]
-    if all(one(v) == v for v in values):  # nothing to rewrite: no new spec (its records checked again)
+    data = spec.data
+    if data is not None and not os.path.isabs(data) and base_dir is not None and (base_dir / data).is_dir():
+        data = os.path.normpath(os.path.abspath(base_dir / data))
+    if data == spec.data and all(one(v) == v for v in values):  # nothing to rewrite: no new spec
         return spec
     throughputs = [one(t) for t in perf.throughputs] if isinstance(perf.throughputs, list) else one(perf.throughputs)
     return replace(
@@ -49,7 +52,7 @@ def _rewrite(spec: RunSpec, fix: Callable[[str], str | None]) -> RunSpec:
         perf=replace(perf, model=one(perf.model), tier_profile=one(perf.tier_profile), throughputs=throughputs,
                      params=one(perf.params)),
         policy=replace(pol, name=one(pol.name)),
-        network=replace(net, comm=one(net.comm)))
+        network=replace(net, comm=one(net.comm)), data=data)
 
 
 def absolute(spec: RunSpec, base: str | Path | None = None) -> RunSpec:
@@ -61,7 +64,7 @@ def absolute(spec: RunSpec, base: str | Path | None = None) -> RunSpec:
         if os.path.isabs(path) or not (root / path).is_file():
             return None
         return os.path.normpath(os.path.abspath(root / path))
-    return _rewrite(spec, fix)
+    return _rewrite(spec, fix, root)
 
 
 def relative_to(spec: RunSpec, folder: str | Path) -> RunSpec:

@@ -189,6 +189,10 @@ class RunSpec:
     network: NetworkSpec = field(default_factory=NetworkSpec)
     engine: EngineSpec = field(default_factory=EngineSpec)
     seed: int = 0
+    # the reference-data folder (--data) the run reads shared files from; None: found as usual
+    # (shared_data.py).  summary.json records the one in effect, so a rerun from another
+    # directory reads the same tables (a perf model may merge measured rows found there)
+    data: str | None = None
 
     def __post_init__(self) -> None:
         if self.seed < 0:
