@@ -32,6 +32,9 @@ def test_arrivals_move_to_the_load_and_sizes_stay(load):
     assert again.offered_load == pytest.approx(load, rel=1e-3)
     assert [j.spec for j in moved] == [j.spec for j in jobs]  # only the delays move
     assert moved[0].delay_s == 0.0 and moved[-1].delay_s != jobs[-1].delay_s
+    from dlsched.commands.serve import load_line
+
+    assert f"offered load {load:.4g} " in load_line(offered)
 
 
 def test_load_and_time_scale_together_are_refused_before_ray(tmp_path, capsys):

@@ -90,6 +90,15 @@ def at_load(jobs: list, cluster, perf, load: float) -> tuple[list, object]:
     return scaled_arrivals(jobs, factor) if factor != 1.0 else jobs, after
 
 
+def load_line(offered) -> str:
+    """What ``--load`` did, in the units a live run has (seconds, not hours)."""
+    load = "none (every job at once)" if offered.offered_load is None else f"{offered.offered_load:.4g}"
+    return (f"arrivals x{offered.time_scale:.3g}: offered load {load} ({offered.gpu_hours * 3600.0:.3g} "
+            f"GPU-seconds over a {offered.window_h * 3600.0:.3g}-s arrival window on {offered.cluster_gpus} GPUs, "
+            "as the perf model prices the jobs; a live job's real speed may differ, and the load it puts on "
+            "the cluster with it)")
+
+
 def _known_jobs(state: str) -> set[str]:
     """Job names the state already holds (none if there is no state yet; nothing is created)."""
     from pathlib import Path
@@ -189,8 +198,7 @@ def run(args) -> int:
                                         for j in load_jobs(path, service.capacity, args.allow_scripts)], args.time_scale)
                 if args.load is not None:  # priced now: the cluster and its perf model are known
                     jobs, offered = at_load(jobs, service.cluster, service.perf, args.load)
-                    print(f"dlsched serve: submitted jobs at {offered.describe()}, as the perf model prices "
-                          "them; their real speed may differ", flush=True)
+                    print(f"dlsched serve: {load_line(offered)}", flush=True)
                 store.submit(jobs, source=", ".join(args.submit))
         except BaseException:
             service.close()
