@@ -111,4 +111,4 @@ def test_gandiva_runs_network_agnostic_as_dally_ran_it(tmp_path):
     params = json.loads((tmp_path / "g" / "summary.json").read_text())["params"]
     assert '"racks": false' in json.dumps(params)
     exp.run_one("batch", 2, "gandiva", options={"racks": True}, out=tmp_path / "r", jobs=jobs)
-    assert '"racks": ' not in json.dumps(json.loads((tmp_path / "r" / "summary.json").read_text())["params"])
+    assert '"racks": false' not in json.dumps(json.loads((tmp_path / "r" / "summary.json").read_text())["params"])
