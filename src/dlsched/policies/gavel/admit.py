@@ -36,6 +36,7 @@ from itertools import combinations
 from typing import NamedTuple
 
 SCALE = 10 ** 12  # weights are normalised to (0, 1]: a 1e-12 grid keeps every real difference
+_NONE = float("-inf")  # no such move
 
 
 def quantize(x: float) -> int:
@@ -92,6 +93,20 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
         biggest[m.src] = max(biggest[m.src], m.size)
         by_src[m.src].append(i)
     found: list = [None, None]  # [key, (tz, moves)]
+    fixes: dict[tuple[int, int], list] = {}
+
+    def top_fix(s: int, x: int) -> list:
+        """row[i]: the highest gain of a move off type ``s`` at index >= i that frees at least ``x``
+        GPUs (-inf if none): what a state short of ``x`` GPUs of ``s`` can still gain from the move
+        that must end that shortage (built on first use)."""
+        row = fixes.get((s, x))
+        if row is None:
+            row = [_NONE] * (n + 1)
+            for i in range(n - 1, -1, -1):
+                m = cands[i]
+                row[i] = max(row[i + 1], gains[i]) if m.src == s and m.size >= x else row[i + 1]
+            fixes[(s, x)] = row
+        return row
 
     def visit(start: int, gain: int, sl: list[int], moves: list[Move], used: set[str], tz: int) -> None:
         feasible = min(sl) >= 0
@@ -118,12 +133,23 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
             # move fewer, a state the check above refuses, so it is not tried
             only_short = need == left
         order = range(start, n)
-        if only_short:
+        lone, fix = -1, None  # the one short type, and what a move ending its shortage can gain
+        if not feasible:
             short = [t for t, x in enumerate(sl) if x < 0]
-            if len(short) == 1:  # (always so with one move left: need >= the short types)
-                off = by_src[short[0]]
-                order = off[bisect_left(off, start):]
-        for i in order:
+            if len(short) == 1:
+                lone = short[0]
+                if only_short:  # (always so with one move left: need >= the short types)
+                    off = by_src[lone]
+                    order = off[bisect_left(off, start):]
+                    if left == 1 and found[0] is not None and \
+                            gain + top_fix(lone, -sl[lone])[start] < -found[0][0]:
+                        return  # no move that ends the shortage reaches the best found
+                elif left == 2:
+                    fix = top_fix(lone, -sl[lone])
+        pos = 0
+        while pos < len(order):
+            i = order[pos]
+            pos += 1
             g = gains[i]
             if feasible and g <= 0:
                 break  # sorted: every later move loses throughput, and fewer moves rank first
@@ -132,6 +158,18 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
             m = cands[i]
             if m.job_id in used or (only_short and sl[m.src] >= 0):
                 continue
+            if fix is not None and m.src != lone and found[0] is not None and gain + g + fix[i + 1] < -found[0][0]:
+                # two moves left and this one not off the short type: the last must end the
+                # shortage alone, so it frees at least as much, and ``fix`` bounds its gain.  Both
+                # fall with i, so every later move off another type fails too: only moves off
+                # the short type are left to try
+                off = by_src[lone]
+                order, pos, fix = off[bisect_left(off, i + 1):], 0, None
+                continue
+            if only_short and lone >= 0 and left == 2 and found[0] is not None and sl[lone] + m.size < 0:
+                # this move leaves part of the shortage to the last move: it must free the rest
+                if gain + g + top_fix(lone, -(sl[lone] + m.size))[i + 1] < -found[0][0]:
+                    continue
             if not feasible and left == 1:
                 # the last move must end the only shortage (it leaves that type: ``order``) and fit
                 if sl[m.src] + m.size < 0 or sl[m.dst] < m.size:
