@@ -54,3 +54,20 @@ def test_incremental_rounds_decide_as_the_full_rounds(testbed, perf, monkeypatch
     assert series.throughput == ref_series.throughput
     if deadlines != "all" or name == "elasticflow-ls":  # LS ignores deadlines
         assert used  # the incremental path ran (with "some", between full rounds)
+
+
+def test_allocation_watch_reports_every_job_whose_allocation_changed():
+    from dlsched.policies.base import Allocation, JobState
+    from dlsched.policies.elasticflow.incremental import AllocationWatch
+    from dlsched.workload.job import JobSpec
+
+    jobs = [JobState(JobSpec(f"j{i}", 0.0, "bert", 1, batch_size=8, total_iterations=10), 10) for i in range(4)]
+    for i, j in enumerate(jobs):
+        j.allocation = Allocation.of([i])
+    w = AllocationWatch()
+    assert w.changed(jobs) == {"j0", "j1", "j2", "j3"}
+    assert w.changed(jobs) == set()
+    jobs[1].allocation = Allocation.of([1])  # equal, but a new allocation: the engine placed it again
+    assert w.changed(jobs) == {"j1"}
+    assert w.changed(jobs[:2] + jobs[3:]) == {"j2"}  # j2 left its GPUs
+    assert w.changed(jobs[:2] + jobs[3:]) == set()
