@@ -108,6 +108,23 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
             fixes[(s, x)] = row
         return row
 
+    def dead_end(sl: list[int], gain: int, start: int) -> bool:
+        """Whether a state one move from the limit can yield nothing: short of two types (one
+        move ends one shortage), or of one type by more than any move off it frees, or by so
+        much that no move that frees enough reaches the best found."""
+        s = -1
+        for t, x in enumerate(sl):
+            if x < 0:
+                if s >= 0:
+                    return True
+                s = t
+        if s < 0:
+            return False  # not short: a complete solution, visited
+        if biggest[s] < -sl[s]:
+            return True
+        best = found[0]
+        return best is not None and gain + top_fix(s, -sl[s])[start] < -best[0]
+
     def visit(start: int, gain: int, sl: list[int], moves: list[Move], used: set[str], tz: int) -> None:
         feasible = min(sl) >= 0
         if feasible and (found[0] is None or gain >= -found[0][0]):  # a lower gain ranks below the best
@@ -146,6 +163,8 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
                         return  # no move that ends the shortage reaches the best found
                 elif left == 2:
                     fix = top_fix(lone, -sl[lone])
+            elif only_short:  # each remaining move must come off one of the short types
+                order = sorted(j for t in short for j in by_src[t][bisect_left(by_src[t], start):])
         pos = 0
         while pos < len(order):
             i = order[pos]
@@ -176,6 +195,10 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
                     continue
             sl[m.src] += m.size
             sl[m.dst] -= m.size
+            if left == 2 and dead_end(sl, gain + g, i + 1):
+                sl[m.src] -= m.size
+                sl[m.dst] += m.size
+                continue
             moves.append(m)
             used.add(m.job_id)
             visit(i + 1, gain + g, sl, moves, used, tz)
