@@ -15,8 +15,8 @@ From the Sia paper:
   comparable across jobs of very different speeds; a running job's other
   configurations are discounted by a restart factor, so it moves only when
   the gain outweighs the restart.
-* Solved first as the LP relaxation's basic optimum (HiGHS dual simplex through
-  scipy's ``linprog``), integral but for at most one job per GPU type (only
+* Solved first as the LP relaxation's basic optimum (HiGHS dual simplex, as scipy's
+  ``linprog(method="highs-ds")`` runs it, through HiGHS's binding), integral but for at most one job per GPU type (only
   the capacity rows can split a job); those few jobs are re-fitted greedily
   into what is left.  Where that LP is integral it is the ILP's optimum.
   Where it is not and the problem is small (at most ``MIP_SMALL_COLS``, 400,
@@ -66,7 +66,8 @@ Simplifications (and why):
 
 Speed (docs/crius.md, "Sia"): configurations and goodputs are cached per job
 shape (model, size, batch, request), re-planning prices per shape, the LP is
-built from arrays, and HiGHS runs without presolve (it cost more than it
+built from arrays and handed to HiGHS's binding without ``linprog``'s wrapper (which cost
+about as much as the solve; same options, same vertex), and HiGHS runs without presolve (it cost more than it
 saved on these two-nonzeros-per-column problems).  HiGHS prints nothing
 (``output_flag`` off, and the MIP's options above), so no output is redirected.
 """
