@@ -21,6 +21,7 @@ from typing import Any
 
 from dlsched import defaults as D
 from dlsched.errors import InputError
+from dlsched.perf.default import DEFAULT_PERF
 
 DEFAULT_CLUSTER = D.CLUSTER
 DEFAULT_JOBS = D.JOBS
@@ -79,7 +80,7 @@ class PolicySpec:
 
 @dataclass(frozen=True)
 class PerfSpec:
-    model: str = "adaptive"  # dlsched.perf.default.PERF_MODELS
+    model: str = DEFAULT_PERF  # dlsched.perf.default.PERF_MODELS
     tier_profile: str | None = None
     # a peer's measured speeds replayed (docs/replay.md): one table's path, or several
     throughputs: str | list | None = None
