@@ -120,10 +120,14 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
                 s = t
         if s < 0:
             return False  # not short: a complete solution, visited
-        if biggest[s] < -sl[s]:
+        x = -sl[s]
+        if biggest[s] < x:
             return True
         best = found[0]
-        return best is not None and gain + top_fix(s, -sl[s])[start] < -best[0]
+        if best is None:
+            return False
+        row = fixes.get((s, x)) or top_fix(s, x)
+        return gain + row[start] < -best[0]
 
     def visit(start: int, gain: int, sl: list[int], moves: list[Move], used: set[str], tz: int) -> None:
         feasible = min(sl) >= 0
@@ -175,9 +179,10 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
             if found[0] is not None and gain + g + best_after[i + 1][left - 1] < -found[0][0]:
                 break  # sorted: no later move can reach the best found
             m = cands[i]
-            if m.job_id in used or (only_short and sl[m.src] >= 0):
+            src, dst, size = m.src, m.dst, m.size
+            if m.job_id in used or (only_short and sl[src] >= 0):
                 continue
-            if fix is not None and m.src != lone and found[0] is not None and gain + g + fix[i + 1] < -found[0][0]:
+            if fix is not None and src != lone and found[0] is not None and gain + g + fix[i + 1] < -found[0][0]:
                 # two moves left and this one not off the short type: the last must end the
                 # shortage alone, so it frees at least as much, and ``fix`` bounds its gain.  Both
                 # fall with i, so every later move off another type fails too: only moves off
@@ -185,27 +190,24 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
                 off = by_src[lone]
                 order, pos, fix = off[bisect_left(off, i + 1):], 0, None
                 continue
-            if only_short and lone >= 0 and left == 2 and found[0] is not None and sl[lone] + m.size < 0:
-                # this move leaves part of the shortage to the last move: it must free the rest
-                if gain + g + top_fix(lone, -(sl[lone] + m.size))[i + 1] < -found[0][0]:
-                    continue
             if not feasible and left == 1:
                 # the last move must end the only shortage (it leaves that type: ``order``) and fit
-                if sl[m.src] + m.size < 0 or sl[m.dst] < m.size:
+                if sl[src] + size < 0 or sl[dst] < size:
                     continue
-            sl[m.src] += m.size
-            sl[m.dst] -= m.size
+            sl[src] += size
+            sl[dst] -= size
             if left == 2 and dead_end(sl, gain + g, i + 1):
-                sl[m.src] -= m.size
-                sl[m.dst] += m.size
+                # (a move leaving part of a shortage to the last move is refused here too)
+                sl[src] -= size
+                sl[dst] += size
                 continue
             moves.append(m)
             used.add(m.job_id)
             visit(i + 1, gain + g, sl, moves, used, tz)
             used.discard(m.job_id)
             moves.pop()
-            sl[m.src] -= m.size
-            sl[m.dst] += m.size
+            sl[src] -= size
+            sl[dst] += size
 
     # best new types first, so that a strong bound is found early (the key, not this order, decides)
     types = sorted((t for t, v in w_new.items() if v > 0), key=lambda t: (-w_new[t], t))
