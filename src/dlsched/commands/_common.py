@@ -81,7 +81,7 @@ def add_load_args(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--jobs", type=positive_int, default=None,
                    help="synthetic: number of jobs (default: 13,000 x the cluster's GPUs / 1,280, at least "
-                        "100); trace or --workload: keep the first N")
+                        "100; 1,000 of CRUX's mix on the CRUX fabrics); trace or --workload: keep the first N")
     p.add_argument("--load", type=positive_float, default=None, metavar="L",
                    help="offered load: GPU-hours the jobs ask for over the GPU-hours the cluster offers "
                         f"while they arrive; only arrival times move (synthetic default {DEFAULT_LOAD:g}; "
@@ -92,7 +92,8 @@ def add_load_args(p: argparse.ArgumentParser) -> None:
                    help="synthetic: arrivals spread over this many days instead of --load (job sizes "
                         "never change)")
     p.add_argument("--workload", default=None, metavar="NAME",
-                   help="a named workload instead of the default Philly-shaped one: philly, benchmark, "
+                   help="a named workload instead of the default (Philly-shaped; CRUX's mix on crux-clos, "
+                        "crux-double-sided and crux-lingjun): philly, benchmark, "
                         "dally-batch, dally-poisson, gandiva, crux, crius-sim, crius-helios, crius-testbed "
                         "(docs/workloads.md)")
 
