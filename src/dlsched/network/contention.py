@@ -76,6 +76,7 @@ class FlowContention:
         self._cache: dict = {}
         self._util: dict[int, float] = {}
         self._util_dirty: set[int] = set()
+        self._util_pending: set[int] = set()  # links marked since the utilisation was last read
         # links whose flows at solo rates overfill them (``_contended``), kept as jobs come and go: the
         # group search and the solve read it for every link of every job in a group
         self._hot: set[int] = set()
@@ -201,8 +202,8 @@ class FlowContention:
             self._demand[l] = self._demand.get(l, 0.0) + n * solo_rate
             self._heat(l)
         self._time[job_id] = (job.total, job.comm)
-        for l in job.link_list:  # its share of every link it crosses (its time may not change in the solve)
-            self._mark_util(l)
+        # its share of every link it crosses (its time may not change in the solve)
+        self._util_pending.update(job.link_list)
         touched = old_neighbours | {job_id} | self._neighbours(job_id)
         before.update({j: self._time.get(j) for j in touched if j not in before})
         before[job_id] = None
@@ -258,10 +259,12 @@ class FlowContention:
 
     def utilisation(self) -> dict[int, float]:
         """Mean utilisation of every network link carrying traffic now (bytes sent / capacity)."""
+        self._flush_util()
         return dict(self._util)
 
     def drain_utilisation(self) -> list[tuple[str, float]]:
         """(link name, utilisation) of network links whose utilisation changed since the last call."""
+        self._flush_util()
         names = self._names
         out = []
         for l in sorted(self._util_dirty):
@@ -411,11 +414,25 @@ class FlowContention:
         # ``_unregister``): with this job's time unchanged, it would come out as it last did
         if self._time.get(job_id) == value:
             return
+        old = self._time.get(job_id)
         self._time[job_id] = value
-        for l in self._jobs[job_id].link_list:
-            self._mark_util(l)
+        if old is None or old[0] != value[0]:  # its share of a link is its bytes over its iteration time
+            self._util_pending.update(self._jobs[job_id].link_list)
 
     def _mark_util(self, l: int) -> None:
+        # computed when read (``_flush_util``): a link is marked every time a job joins or leaves it or a
+        # job on it changes time, several times in one event, and each mark changes its value
+        self._util_pending.add(l)
+
+    def _flush_util(self) -> None:
+        """The utilisation of every link marked since the last read, each reported changed: every mark
+        follows a change of its sum (a job's share joined, left or re-timed), even where the sum
+        comes back to the value last read; the value is the sum over the link's jobs as they stand."""
+        pending, self._util_pending = self._util_pending, set()
+        for l in sorted(pending):
+            self._compute_util(l)
+
+    def _compute_util(self, l: int) -> None:
         if not self._network_link[l]:
             return
         total = 0.0
@@ -424,12 +441,11 @@ class FlowContention:
             t = self._time.get(j, (job.total, 0.0))[0]
             total += job.lc[l] * job.flow_bytes / t
         u = total / self._capacity[l]
-        if self._util.get(l, 0.0) != u:
-            if u > 0:
-                self._util[l] = u
-            else:
-                self._util.pop(l, None)
-            self._util_dirty.add(l)
+        if u > 0:
+            self._util[l] = u
+        else:
+            self._util.pop(l, None)
+        self._util_dirty.add(l)
 
 
 def optimum_plans(cluster):
