@@ -103,6 +103,13 @@ def testbed(seed: int = 0) -> dict[str, dict[str, float]]:
 # every job scales its batch with its GPUs (the plain reader's default), and exposed communication is
 # ~1-2% of iteration time on these hosts.
 TRACE_GPUS = ([8, 16, 32, 64, 128, 256, 512], [0.35, 0.20, 0.18, 0.15, 0.07, 0.04, 0.01])
+# ``sizes="mixed"``: the same large classes with a quarter of the jobs below one 8-GPU host (1, 2 and 4
+# GPUs, taken from the 8-GPU class), as a production cluster also runs (the CRUX paper's section 2.2 puts
+# its PCIe contention down to jobs that split hosts; its Fig. 4 gives no shares below 128 GPUs, so
+# these are ours).  A sub-host job makes first-free placement split hosts and share their NICs.
+MIXED_GPUS = ([1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+              [0.08, 0.07, 0.10, 0.10, 0.20, 0.18, 0.15, 0.07, 0.04, 0.01])
+SIZES = {"hosts": TRACE_GPUS, "mixed": MIXED_GPUS}
 LARGE_GPUS = 128
 LARGE_MODELS = ["gpt2-xl", "gpt2-large"]
 TRACE_MODELS = ["bert-large", "bert-base", "gpt2-medium", "resnet50", "vgg16", "gnmt", "transformer-base",
@@ -113,14 +120,18 @@ HOST_GPUS = 8
 
 
 def write_trace(path: Path, jobs: int, days: float, gpus_total: int = 2768, load: float = 0.6,
-                seed: int = 0, host_batch: bool = True, max_gpus: int | None = None) -> Path:
-    """``max_gpus``: leave out the larger size classes (a small cluster), the rest in proportion."""
+                seed: int = 0, host_batch: bool = True, max_gpus: int | None = None, sizes: str = "hosts") -> Path:
+    """``max_gpus``: leave out the larger size classes (a small cluster), the rest in proportion;
+    ``sizes``: ``SIZES``' key (hosts: multiples of 8 GPUs; mixed: a quarter of the jobs on 1-4 GPUs)."""
     from dlsched.workload.models import get_model
 
+    if sizes not in SIZES:
+        raise ValueError(f"sizes must be one of {', '.join(SIZES)}, not {sizes!r}")
+    classes, shares = SIZES[sizes]
     rng = np.random.default_rng(seed)
-    keep = [i for i, g in enumerate(TRACE_GPUS[0]) if max_gpus is None or g <= max_gpus]
-    p = np.array([TRACE_GPUS[1][i] for i in keep])
-    n = rng.choice([TRACE_GPUS[0][i] for i in keep], size=jobs, p=p / p.sum())
+    keep = [i for i, g in enumerate(classes) if max_gpus is None or g <= max_gpus]
+    p = np.array([shares[i] for i in keep])
+    n = rng.choice([classes[i] for i in keep], size=jobs, p=p / p.sum())
     span = days * 86400.0
     mean_dur = load * gpus_total * span / float(n.sum())
     dur = rng.lognormal(np.log(mean_dur) - 0.5, 1.0, size=jobs)  # mean of a lognormal: exp(mu + 1/2)
@@ -188,7 +199,7 @@ def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos"
                policies=None, comms=None, progress=None, host_batch: bool = True,
                resume: bool = False, placement: str = "packed",
                charge_self_collisions: bool = False, load: float = 0.6,
-               seed: int = 0) -> dict[tuple[str, str], dict]:
+               seed: int = 0, sizes: str = "hosts") -> dict[tuple[str, str], dict]:
     """Every (job policy, comm policy) on one cluster spec: ``run_metrics`` of each run (``resume``:
     keep a finished run's results; the trace is seeded, so it is the same file; ``placement`` and
     ``charge_self_collisions``: as the ``simulate`` flags; ``load``: arrivals sized to this share of
@@ -197,7 +208,7 @@ def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos"
     from dlsched.run.spec import ClusterSpec, NetworkSpec, PolicySpec, RunSpec, WorkloadSpec
 
     trace = write_trace(out_dir / "trace.csv", jobs, days, gpus_total=gpus, host_batch=host_batch,
-                        max_gpus=max_gpus, load=load, seed=seed)
+                        max_gpus=max_gpus, load=load, seed=seed, sizes=sizes)
     res = {}
     runs = [(p, c) for p in (policies or JOB_POLICIES) for c in (comms or COMM)]
     for i, (p, c) in enumerate(runs):
