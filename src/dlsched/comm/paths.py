@@ -97,7 +97,7 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
     flat = _NET.get("flat")
     if flat is None or flat.cap is not cap:
         flat = _NET["flat"] = _FlatSets(view)
-    per_job = _NET.setdefault("per_job", {})
+    per_job = flat.per_job  # a job's set numbers are this registry's
     sets, rates, fixed, sizes = [], [], [], []
     for k, job in enumerate(order):
         got = per_job.get(id(job))
@@ -175,6 +175,7 @@ class _FlatSets:
     def __init__(self, view: CommView):
         self.cap, self.net = _fabric_arrays(view)
         self.num: dict[int, tuple] = {}
+        self.per_job: dict[int, tuple] = {}  # id(CommJob) -> (job, its flows' set numbers, their rates)
         self.meta = [np.zeros(0, dtype=np.int64) for _ in range(5)]  # rh_ptr, r_ptr, h_ptr, routes, hops
         self.grid = [np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_)]
         self.col = np.zeros(0, dtype=np.bool_)
