@@ -15,8 +15,8 @@ From the Sia paper:
   comparable across jobs of very different speeds; a running job's other
   configurations are discounted by a restart factor, so it moves only when
   the gain outweighs the restart.
-* Solved first as the LP relaxation's basic optimum (HiGHS dual simplex through
-  scipy's ``linprog``), integral but for at most one job per GPU type (only
+* Solved first as the LP relaxation's basic optimum (HiGHS dual simplex, as scipy's
+  ``linprog(method="highs-ds")`` runs it, through HiGHS's binding), integral but for at most one job per GPU type (only
   the capacity rows can split a job); those few jobs are re-fitted greedily
   into what is left.  Where that LP is integral it is the ILP's optimum.
   Where it is not and the problem is small (at most ``MIP_SMALL_COLS``, 400,
@@ -66,7 +66,8 @@ Simplifications (and why):
 
 Speed (docs/crius.md, "Sia"): configurations and goodputs are cached per job
 shape (model, size, batch, request), re-planning prices per shape, the LP is
-built from arrays, and HiGHS runs without presolve (it cost more than it
+built from arrays and handed to HiGHS's binding without ``linprog``'s wrapper (which cost
+about as much as the solve; same options, same vertex), and HiGHS runs without presolve (it cost more than it
 saved on these two-nonzeros-per-column problems).  HiGHS prints nothing
 (``output_flag`` off, and the MIP's options above), so no output is redirected.
 """
@@ -76,14 +77,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csc_array
 
 from dlsched.cluster.topology import Cluster
+from dlsched.core.feasible import shape_runs
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius.common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
-from dlsched.policies.gavel.highs_lp import assignment_columns, pass_box_model
+from dlsched.policies.gavel.highs_lp import assignment_columns, pass_box_model, solve_box_lp_value
 from dlsched.policies.gavel.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -115,8 +115,12 @@ class Configs:
         return self.shapes.index(shape) if shape in self.shapes else -1
 
 
-def goodput_table(cluster: Cluster, job: JobState) -> dict[Shape, float]:
-    """Normalised data-parallel goodput per (type, count): 1 on the job's least configuration."""
+def goodput_table(cluster: Cluster, job: JobState, perf=None) -> dict[Shape, float]:
+    """Normalised data-parallel goodput per (type, count): 1 on the job's least configuration.
+
+    The goodputs are Sia's estimate; which configurations exist is the engine's answer
+    (``core/feasible.py``, with ``perf`` the engine's model): a configuration the estimate fits
+    and the engine prices as not running would be chosen and fail."""
     est = shared_estimator(cluster)
     spec = job.spec
     model = get_model(spec.model, spec.params)
@@ -124,7 +128,7 @@ def goodput_table(cluster: Cluster, job: JobState) -> dict[Shape, float]:
     for t, gt in enumerate(cluster.gpu_types):
         for n in power_counts(1, 1, min(MAX_GPUS_PER_JOB, int(cluster.type_gpus[t]))):
             cell = est.dp_only(model, spec.batch_size, gt.name, n)
-            if cell is not None:
+            if cell is not None and (perf is None or shape_runs(perf, cluster, spec, t, n)):
                 thr[(t, n)] = cell.throughput
     if not thr:  # data parallelism fits nowhere: schedule the request as submitted, weight 1
         t = resolve_type(cluster, spec.gpu_type)
@@ -133,9 +137,9 @@ def goodput_table(cluster: Cluster, job: JobState) -> dict[Shape, float]:
     return {k: v / low for k, v in thr.items()}
 
 
-def configs_of(cluster: Cluster, job: JobState) -> Configs:
+def configs_of(cluster: Cluster, job: JobState, perf=None) -> Configs:
     """``goodput_table`` as arrays, without the configurations larger than their GPU type."""
-    items = [(s, g) for s, g in sorted(goodput_table(cluster, job).items())
+    items = [(s, g) for s, g in sorted(goodput_table(cluster, job, perf).items())
              if s[1] <= int(cluster.type_gpus[s[0]])]
     shapes = tuple(s for s, _ in items)
     return Configs(np.array([s[0] for s in shapes], dtype=np.int64), np.array([s[1] for s in shapes], dtype=np.int64),
@@ -188,6 +192,7 @@ class Sia(ChargesReplanning, JobPolicy):
 
     def reset(self) -> None:
         self._configs: dict[tuple, Configs] = {}  # shape key -> configurations (goodput ** power inside)
+        self._perf = None  # the engine's perf model, for which configurations can run (set each round)
         self._costs: dict[tuple, np.ndarray] = {}  # shape key -> re-planning seconds per configuration
         # (candidates and the shapes the last solve left them in, time of that solve)
         self._expect: tuple[frozenset, float] | None = None
@@ -207,7 +212,7 @@ class Sia(ChargesReplanning, JobPolicy):
         key = shape_key(job)
         c = self._configs.get(key)
         if c is None:
-            c = configs_of(cluster, job)
+            c = configs_of(cluster, job, self._perf)
             if self.power != 1.0:
                 c = Configs(c.types, c.counts, c.goodput ** self.power, c.shapes)
             self._configs[key] = c
@@ -241,6 +246,7 @@ class Sia(ChargesReplanning, JobPolicy):
         return self._settled
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        self._perf = view.perf
         self._settled = False
         cluster = view.cluster
         running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))
@@ -406,19 +412,20 @@ def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: n
     type: a fractional job needs a tight capacity row to hold it there.  The integral part is kept,
     and each fractional job, best first, takes its highest-value configuration that still fits.
     The LP's value bounds the ILP's optimum, so ``Solved.gap`` bounds the loss."""
-    nvars = len(value)
     indptr, indices, data = assignment_columns(jobs_idx, n_jobs + types, counts)
-    a = csc_array((data, indices, indptr), shape=(n_jobs + len(capacity), nvars))
     ub = np.concatenate([np.ones(n_jobs), capacity])
-    # presolve off: on these two-nonzeros-per-column problems it cost more than it saved
-    res = linprog(-value, A_ub=a, b_ub=ub, bounds=(0, 1), method="highs-ds", options={"presolve": False})
-    if res.x is None:
+    # HiGHS's dual simplex, as ``linprog(method="highs-ds")`` runs it, straight through its binding
+    # (the same vertex; linprog's wrapper cost as much as the solve); presolve off: on these
+    # two-nonzeros-per-column problems it cost more than it saved
+    sol = solve_box_lp_value(value, indptr, indices, data, ub, presolve=False, simplex=True)
+    if sol is None:
         return None
-    picked = [int(k) for k in np.flatnonzero(res.x > 1 - 1e-6)]
+    x, fun = sol
+    picked = [int(k) for k in np.flatnonzero(x > 1 - 1e-6)]
     left = capacity.astype(np.int64)
     np.subtract.at(left, types[picked], counts[picked])
     done = set(jobs_idx[picked].tolist())
-    frac = np.flatnonzero((res.x > 1e-6) & (res.x <= 1 - 1e-6))
+    frac = np.flatnonzero((x > 1e-6) & (x <= 1 - 1e-6))
     for k in frac[np.argsort(-value[frac], kind="stable")]:
         j = int(jobs_idx[k])
         if j in done:
@@ -430,4 +437,4 @@ def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: n
             done.add(j)
             left[types[best]] -= counts[best]
     chosen = {int(jobs_idx[k]): (int(types[k]), int(counts[k])) for k in picked}
-    return Solved(chosen, float(value[picked].sum()), float(-res.fun))
+    return Solved(chosen, float(value[picked].sum()), float(-fun))
