@@ -16,6 +16,7 @@ sorted trace with a cursor rather than pushed into the heap.
 from __future__ import annotations
 
 import math
+from math import ceil as _ceil
 from heapq import heappop, heappush
 from operator import attrgetter
 import time as _time
@@ -179,34 +180,72 @@ class Simulator:
             self.now = max_time
             return False
         self.now = t
-        self._changed = self._round_due = False  # set by the handlers
+        self._round_due = False  # set by the handlers, as ``_changed``
+        changed = False
         first = cursor  # events are counted once per step, not per event
-        while cursor < n and specs[cursor].submit_time == t:
-            self._on_arrival(specs[cursor])
-            cursor += 1
+        if cursor < n and specs[cursor].submit_time == t:
+            # arrivals inline (``_on_arrival``): a million-job run admits one per step
+            perf, submit, job_state = self.perf, core.submit, JobState
+            while cursor < n:
+                spec = specs[cursor]
+                if spec.submit_time != t:
+                    break
+                it = spec.total_iterations  # ``total_iterations(spec, perf)``, spelled out
+                if it is None:
+                    it = max(1, int(_ceil(spec.duration_s / perf.reference_time(spec) - 1e-9)))
+                else:
+                    it = int(it)
+                version[spec.job_id] = 0
+                submit(job_state(spec, it, updated_at=t, queued_since=t), t)
+                cursor += 1
+            changed = True
         self.cursor = cursor
-        handlers, popped = self._handlers, 0
-        while heap and heap[0][0] == t:
-            _, _, kind, jid, ver = heappop(heap)
-            popped += 1
-            handlers[kind](jid, ver)
+        self._changed = changed
+        popped = 0
+        if heap and heap[0][0] == t:
+            handlers = self._handlers
+            while heap and heap[0][0] == t:
+                _, _, kind, jid, ver = heappop(heap)
+                popped += 1
+                handlers[kind](jid, ver)
+            changed = self._changed
         self.events += cursor - first + popped
-        if self._idle_next is not None and self._changed:
+        if self._idle_next is not None and changed:
             self._wake_rounds(t)
         if self._periodic and core.jobs and self._idle_next is None:
             # an empty cluster has no rounds: empty time costs nothing
             nxt = self.rounds.arm(t)
             if nxt is not None:
                 self._push(nxt, _ROUND, "", self._round_ver)
-        if self._round_due or (self._changed and self._on_events
+        if self._round_due or (changed and self._on_events
                                and not (self._starts_only and (not core.queue or not core.free.total_free))):
             self._call_policy()
             if self._round_due and heap and self.policy.rounds_idle():
                 self._idle_rounds()
         if self._record_series:
+            # ``TimeSeries.add``, spelled out: one sample per step
             thr = self._thr
-            self.series.add(t, self._num_gpus - core.free.total_free, len(core.running), len(core.queue),
-                            thr if thr > 0.0 else 0.0)
+            if thr <= 0.0:
+                thr = 0.0
+            busy, running, queued = self._num_gpus - core.free.total_free, len(core.running), len(core.queue)
+            s = self.series
+            times = s.time
+            if times:
+                if times[-1] == t:
+                    s.busy_gpus[-1], s.running_jobs[-1] = busy, running
+                    s.queued_jobs[-1], s.throughput[-1] = queued, thr
+                elif (s.busy_gpus[-1] == busy and s.running_jobs[-1] == running
+                        and s.queued_jobs[-1] == queued and s.throughput[-1] == thr):
+                    s._tail = t
+                else:
+                    s._tail = None
+                    times.append(t)
+                    s.busy_gpus.append(busy)
+                    s.running_jobs.append(running)
+                    s.queued_jobs.append(queued)
+                    s.throughput.append(thr)
+            else:
+                s.add(t, busy, running, queued, thr)
         if self._drain_links is not None:
             self.links.extend((t, name, u) for name, u in self._drain_links())
         if self._debug:
