@@ -24,7 +24,6 @@ from dlsched.cluster.topology import Cluster
 from dlsched.core.actions import PLACEMENTS, Action
 from dlsched.core.contention import Contention
 from dlsched.core.costs import EngineCosts, classify, default_cost, slice_switch_cost
-from dlsched.core.feasible import iteration_runs
 from dlsched.core.events import CoreEvent
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
@@ -35,6 +34,7 @@ from dlsched.report.records import JobRecord
 
 _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
 _RUNNING = JobStatus.RUNNING
+_INF = float("inf")
 
 
 def add_holder(holders: dict[int, set[str]], job_id: str, alloc: Allocation) -> None:
@@ -368,7 +368,8 @@ class ExecutionCore:
             total, comm = self.contention.iteration_time(job.job_id)
         shared = alloc.mode != "exclusive"
         factor = self._share_factor(job) if shared else 1.0
-        if not iteration_runs(total) or factor <= 0.0:  # the predicate every policy asks too
+        # ``iteration_runs(total)`` (the predicate every policy asks too), spelled out: once per placement
+        if not 0.0 < total < _INF or factor <= 0.0:
             raise self._error(
                 f"policy {self.policy.name}: job {job.job_id} ({job.spec.model}) cannot run on GPUs "
                 f"{list(alloc.gpus)[:8]}: iteration time {total} s, sharing factor {factor} "

@@ -41,6 +41,7 @@ _COMPLETE, _READY, _ROUND, _WAKEUP = 0, 1, 2, 3
 _REPREDICT = frozenset(PLACEMENTS + MODE_FLIPS + ("rate",))
 _RUNNING = JobStatus.RUNNING
 _job_id = attrgetter("job_id")
+_trace_order = attrgetter("submit_time", "job_id")
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class Simulator:
         self.config = config or SimConfig()
         self.contention = contention
         self.placement = check_mode(placement)  # how job policies place jobs (cluster/oblivious.py)
-        self.specs = sorted(jobs, key=lambda j: (j.submit_time, j.job_id))
+        self.specs = sorted(jobs, key=_trace_order)  # a C-level key: a million tuples in one pass
         ids = [j.job_id for j in self.specs]
         if len(set(ids)) != len(ids):
             seen: set[str] = set()
@@ -302,12 +303,19 @@ class Simulator:
         self._changed = True
 
     def _on_complete(self, jid: str, ver: int) -> None:
-        if self._version.get(jid) != ver:
+        version = self._version
+        if version.get(jid) != ver:
             return  # superseded by a later change to the job
-        job = self.core.jobs[jid]
-        del self._version[jid]  # every prediction of a recorded job is stale
-        self._drop_contrib(jid)
-        self._carry_out(self.core.finish(job, self.now))
+        core = self.core
+        job = core.jobs[jid]
+        del version[jid]  # every prediction of a recorded job is stale
+        contrib = self._contrib  # ``_drop_contrib``, spelled out: once per job
+        self._thr -= contrib.pop(jid, 0.0)
+        if not contrib:
+            self._thr = 0.0
+        actions = core.finish(job, self.now)
+        if actions:
+            self._carry_out(actions)
         self.done += 1
         self._changed = True
 
@@ -365,16 +373,19 @@ class Simulator:
         if decision.wakeup is not None and decision.wakeup > now:
             self._push(decision.wakeup, _WAKEUP, "", 0)
         if decision.allocate or decision.preempt or decision.drop:  # ``bool(decision)``, without its call
-            self._carry_out(core.apply(decision, now))
+            actions = core.apply(decision, now)
+            if actions:
+                self._carry_out(actions)
 
     def _carry_out(self, actions: list[Action]) -> None:
         """Turn the core's actions into events: new completion predictions, or none for jobs that left."""
         jobs = self.core.jobs
+        predict = self._predict
         for a in actions:
             job = jobs.get(a.job_id)
             if a.kind in _REPREDICT:
                 if job is not None and job.status == _RUNNING:
-                    self._predict(job)
+                    predict(job)
             else:  # suspend, drop: the job left its GPUs
                 if job is None:
                     self.done += 1
@@ -385,17 +396,25 @@ class Simulator:
 
     def _predict(self, job: JobState) -> None:
         now, version = self.now, self._version
-        jid = job.spec.job_id
+        spec = job.spec
+        jid = spec.job_id
         ver = version[jid] + 1
         version[jid] = ver
         ready = job.ready_at
         start = ready if ready > now else now
-        self._push(start + (job.total_iterations - job.done_iterations) / job.rate, _COMPLETE, jid, ver)
+        # ``_push``, spelled out: once per start
+        seq = self._seq + 1
+        heappush(self._heap, (start + (job.total_iterations - job.done_iterations) / job.rate, seq, _COMPLETE,
+                              jid, ver))
+        self._seq = seq
         if ready > now:
             self._drop_contrib(jid)
             self._push(ready, _READY, jid, ver)
-        else:
-            self._set_contrib(job)
+        else:  # ``_set_contrib``, spelled out
+            contrib = self._contrib
+            c = job.rate * spec.batch_size
+            self._thr += c - contrib.get(jid, 0.0)
+            contrib[jid] = c
 
     def _forget(self, job: JobState) -> None:
         """The job's predictions are void (it left its GPUs, or finished)."""
