@@ -105,7 +105,9 @@ def _main(argv: list[str], data: str | None, entry: bool = False) -> int:
         single_threaded_blas()  # start-up CPU that no simulation gains from (dlsched.threads)
     try:
         rc = int(args.func(args) or 0)
-        if entry and rc == 0 and args.command in FAST_EXIT_COMMANDS and data is None:
+        # not under a profiler or tracer (cProfile, coverage): they write their results at exit
+        if (entry and rc == 0 and args.command in FAST_EXIT_COMMANDS and data is None
+                and sys.getprofile() is None and sys.gettrace() is None):
             _exit_now(rc)
         return rc
     except DlschedError as e:
