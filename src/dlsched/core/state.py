@@ -34,6 +34,7 @@ from dlsched.report.records import JobRecord
 
 _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
 _RUNNING = JobStatus.RUNNING
+_PENDING = JobStatus.PENDING
 _INF = float("inf")
 
 
@@ -235,7 +236,7 @@ class ExecutionCore:
         so a policy may swap jobs in one decision.
         """
         actions: list[Action] = []
-        if not d:
+        if not (d.allocate or d.preempt or d.drop):  # ``not d``, without its call
             return actions
         name = self.policy.name
         for jid, reason in d.drop.items():
@@ -252,7 +253,10 @@ class ExecutionCore:
             if not alloc.gpus:
                 raise self._error(f"policy {name} gave job {jid} an empty allocation")
             old = job.allocation
-            kind = classify(job.status, old, alloc)
+            if old is None:  # ``classify``'s first case, spelled out: every start takes it
+                kind = "start" if job.status == _PENDING else "resume"
+            else:
+                kind = classify(job.status, old, alloc)
             if kind is not None:
                 moves.append((job, old, alloc, kind))
         for job, old, _, _ in moves:
