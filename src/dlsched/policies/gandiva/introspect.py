@@ -23,6 +23,7 @@ from dlsched.perf.sharing.interference import packed_job
 from dlsched.policies.base import ClusterView, JobState
 from dlsched.policies.gandiva.plan import Plan, best_in_node
 from dlsched.policies.gandiva.reactive import job_type
+from dlsched.policies.gandiva.servers import locality, tightest
 
 # ------------------------------------------------------------------ profiling
 
@@ -230,13 +231,13 @@ def improve_locality(plan: Plan, ready) -> int:
         own = plan.gpus[jid]
         if len(own) < 2 or plan.sharing(jid) > 1 or not ready(jid) or len(own) != job.spec.num_gpus:
             continue
-        now_tier = plan.tier(own)
+        now_at = locality(plan, own)
         t = job_type(plan, job)
-        if now_tier <= plan.tightest_tier(t) or (now_tier == Tier.RACK and len(own) > plan.largest_node(t)):
+        if now_at <= tightest(plan, t, len(own)):
             continue  # already as tight as that many GPUs can be: the search below cannot move it
         plan.remove(jid)
         best = plan.pick_free(len(own), job_type(plan, job))
-        if best is not None and c.tier(best) < now_tier:
+        if best is not None and locality(plan, best) < now_at:
             plan.place(job, best)
             moves += 1
         else:
