@@ -7,8 +7,9 @@
     PYTHONPATH=src python benchmarks/bench_crux.py --lingjun [--lingjun-jobs 5000] [--lingjun-days 14]
         [--comm ecmp,crux,...] [--timeout 1800]
 
-``--lingjun``: every communication policy on ``crux-lingjun`` with 5,000 jobs over 14 days, first-free
-placement, each in its own process, CPU s per policy (target < 120 CPU s).
+``--lingjun``: every communication policy (ecmp, crux, crux-ps, crux-ps-pa, sincronia, varys, taccl, cassini)
+on ``crux-lingjun`` with 5,000 jobs over 14 days, fragmented (first-free) placement, each in its own process,
+CPU s per policy (target < 120 CPU s); the parameters are printed first.
 
 ``--trace-cluster crux-double-sided --trace-jobs 300 --trace-days 1 --placement first-free`` times path
 choice over the double-sided fabric's 116-port bundles (docs/crux.md, "Speed of path choice").
@@ -90,8 +91,12 @@ def bench_lingjun(jobs: int, days: float, comms: list[str], placement: str, time
     from dlsched.experiments.crux import TOPOLOGIES, write_trace
 
     gpus, _ = TOPOLOGIES["crux-lingjun"]
-    print(f"crux-lingjun: {jobs} jobs over {days:g} days, FCFS, --placement {placement}, trace "
-          f"experiments.crux.write_trace(seed 0, load 0.6 of {gpus:,} GPUs); target < 120 CPU s per policy")
+    print(f"parameters: cluster crux-lingjun ({gpus:,} GPUs, 847 hosts, 48 ToRs), {jobs} jobs over {days:g} days, "
+          f"trace experiments.crux.write_trace(seed 0, load 0.6, host batch), job policy fcfs, "
+          f"--placement {placement} ({'fragmented: first free GPUs in node order' if placement == 'first-free' else placement}), "
+          f"--fit-requests, comm levels 8 (2 reserved), outputs written (jobs.csv, series.csv, links.csv); "
+          f"CPU s = user + system of the whole child process; target < 120 CPU s per policy")
+    print(f"comm policies: {', '.join(comms)}")
     ctx = mp.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="crux-lingjun-") as d:
         trace = str(write_trace(Path(d) / "trace.csv", jobs, days, gpus_total=gpus))

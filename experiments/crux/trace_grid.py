@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python experiments/crux/trace_grid.py [--jobs 300] [--days 1] [--out /tmp/crux-grid]
         [--topologies crux-clos,crux-clos@2,crux-clos@4,crux-double-sided,crux-lingjun] [--policy fcfs]
-        [--placement first-free|packed] [--comm a,b] [--charge-self-collisions]
+        [--placement first-free|packed] [--comm a,b] [--charge-self-collisions] [--sizes hosts|mixed]
 
 ``SPEC@R`` is that spec at R:1 uplinks (the paper states 1:1; 2:1 and 4:1 show the sensitivity).
 Prints, per fabric and scheduler, the paper's GPU utilisation (computation over cluster time), the
@@ -38,6 +38,8 @@ def main() -> int:
                     help="how the job policy places jobs (simulate --placement); default first-free, the "
                     "paper's setting: it fragments the cluster as the production scheduler did")
     ap.add_argument("--resume", action="store_true", help="keep runs already finished under --out")
+    ap.add_argument("--sizes", default="hosts", choices=["hosts", "mixed"], help="job sizes: hosts (multiples "
+                    "of 8 GPUs, default) or mixed (a quarter of the jobs on 1-4 GPUs, splitting hosts)")
     ap.add_argument("--charge-self-collisions", action="store_true", help="simulate --charge-self-collisions: "
                     "a job's own flows hashed onto one switch port slow it (off by default, as in docs/crux.md's tables)")
     a = ap.parse_args()
@@ -51,12 +53,12 @@ def main() -> int:
         gpus, largest = TOPOLOGIES[name]
         got = trace_runs(d, a.jobs, a.days, cluster=spec, gpus=gpus, max_gpus=largest, policies=[a.policy],
                          comms=a.comm.split(","), host_batch=not a.scale_batch, resume=a.resume,
-                         placement=a.placement, load=a.load, seed=a.seed,
+                         placement=a.placement, load=a.load, seed=a.seed, sizes=a.sizes,
                          charge_self_collisions=a.charge_self_collisions,
                          progress=lambda i, n, what: print(f"  [{i}/{n}] {what}", file=sys.stderr, flush=True))
         for (_, c), m in got.items():
             rows[(topo, c)] = m
-        print(f"\n{topo} ({a.jobs} jobs, {a.days:g} days, {a.policy}, {a.placement}; paper: {PAPER.get(name, 'no figure')})")
+        print(f"\n{topo} ({a.jobs} jobs, {a.days:g} days, {a.policy}, {a.placement}, sizes {a.sizes}; paper: {PAPER.get(name, 'no figure')})")
         base = got[(a.policy, "ecmp")]["gpu_compute_utilization"] if (a.policy, "ecmp") in got else None
         print(f"{'comm':<11} {'GPU util':>9} {'vs ecmp':>8} {'busy compute':>13} {'exposed comm':>13} "
               f"{'largest group':>14} {'after policy':>13} {'solves':>7}", flush=True)

@@ -59,3 +59,38 @@ def test_the_predicate_is_the_engines(setting):
     assert shape_runs(perf, cluster, cyclegan, 0, 1)
     assert not iteration_runs(float("inf")) and not iteration_runs(0.0) and iteration_runs(1.0)
     assert not shape_runs(perf, cluster, cyclegan, 0, int(cluster.type_gpus[0]) + 1)  # more GPUs than the type has
+
+
+class _RefusesFirstType:
+    """The engine's prices, except that ResNet-50 cannot run on the first GPU type (V100).
+
+    Every policy's own estimate (data-parallel profiles, Cells) still fits it there, as when
+    the engine runs measured times and a measured run was out of memory."""
+
+    def __init__(self, base):
+        self._base = base
+
+    def __getattr__(self, name):
+        return getattr(self._base, name)
+
+    def price(self, job, gpus, plan=None):
+        cost = self._base.price(job, gpus, plan)
+        if job.model == "resnet50" and int(self._base.cluster.gpu_type_idx[int(gpus[0])]) == 0:
+            return type(cost)(float("inf"), float("inf"), 0.0)
+        return cost
+
+    def iteration_time(self, job, gpus, plan=None):
+        return self.price(job, gpus, plan).total
+
+
+@pytest.mark.parametrize("name", policy_names())
+def test_no_policy_places_a_job_where_the_engine_cannot_run_it(setting, name):
+    cluster, base, jobs, _ = setting
+    perf = _RefusesFirstType(base)
+    # ResNet-50 asks for the second type: a policy that moves jobs between types by its own
+    # estimate (where V100 is the fastest) must not move it to the first
+    jobs = [j.with_(gpu_type=cluster.gpu_types[1].name) if j.model == "resnet50" else j for j in jobs]
+    res = Simulator(cluster, make_policy(name), jobs, perf=perf,
+                    config=SimConfig(seed=0, max_time=60 * 86400)).run()  # an InvariantError if one did
+    moved = [r for r in res.records if r.job_id.startswith("j") and r.finish is None]
+    assert not moved, f"{name} did not run: {[(r.job_id, r.reason) for r in moved]}"

@@ -142,3 +142,31 @@ def test_path_choice_memo_gives_a_fresh_searchs_picks_as_jobs_come_and_go():
         order = by_intensity(view)
         assert least_congested(view, order, memo) == least_congested(view, order)
     assert memo["jobs"][0].job_id == "d"  # the memo was kept between calls
+
+
+def test_compiled_path_choice_equals_the_python_reference_and_its_meetings_equal_shares_links(monkeypatch):
+    # the compiled loop against ``_PortLoads`` (COMPILED off), fresh and memoised, on a three-layer fabric
+    # where jobs share NICs and bundles; the links it records give exactly ``shares_links``'s meetings
+    from dlsched.comm import paths
+    from dlsched.comm.base import shares_links
+    from dlsched.network.topologies import double_sided
+
+    g = double_sided(hosts=12, tors=4, aggs=4, cores=2, nics_per_host=2, gpus_per_host=2)
+    for seed in range(3):
+        fc = FlowContention(g, seed=seed)
+        rng = random.Random(seed)
+        placed = {}
+        for j in range(10):
+            hosts = rng.sample(range(len(g.hosts)), rng.choice([2, 3, 5]))
+            fc.add_placed(f"j{j}", [(h, rng.choice((0, 1))) for h in hosts], rng.uniform(1e8, 1e9), 0.3, 0.1)
+            placed[f"j{j}"] = (len(hosts), 0.3, 0.1)
+        view = build_view(fc, placed, {j: i for i, j in enumerate(placed)})
+        memo = {}
+        for order in (sorted(view.jobs), sorted(view.jobs, reverse=True), sorted(view.jobs, reverse=True)[:4] +
+                      sorted(view.jobs)[:6]):
+            jobs = [view.jobs[j] for j in order]
+            fast = least_congested(view, jobs, memo)
+            assert paths.links_meeting(memo, view) == shares_links(view, fast)
+            monkeypatch.setattr(paths, "COMPILED", False)
+            assert least_congested(view, jobs) == fast
+            monkeypatch.setattr(paths, "COMPILED", True)

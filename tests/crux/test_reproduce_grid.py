@@ -29,3 +29,20 @@ def test_verdicts_follow_the_direction_at_every_point():
     assert "packed: +0.0% (not reproduced)" in heads["CRUX over Sincronia"].per_setting
     # the ablation rows are labelled ours; a tie is not the mechanism's effect
     assert heads["[ours] ablation: priorities (crux-ps-pa over crux-ps)"].verdict == "not reproduced (0/9)"
+
+
+def test_each_deciding_setting_prints_its_own_range():
+    # packed and mixed sizes are printed apart: a tie where nothing meets must not hide a mixed-size effect
+    paper = [GridPoint(s, l, "first-free") for s in (0, 1, 2) for l in (0.5, 1.0, 2.0)]
+    deciding = [GridPoint(0, 1.0, "packed"), GridPoint(0, 1.0, "mixed")]
+
+    def busy(p, c):
+        if p.setting == "packed":
+            return 0.86
+        if p.setting == "mixed" and c == "taccl":
+            return 0.80
+        return 0.86 if c.startswith("crux") else 0.70
+
+    heads = {h.metric: h for h in trace_headlines(fake_runs(paper + deciding, busy), paper, deciding)}
+    per = heads["CRUX over TACCL*"].per_setting
+    assert "packed: +0.0% (not reproduced)" in per and "mixed: +7.5% (reproduced, 0 contended after crux)" in per

@@ -49,6 +49,7 @@ NO_FIT = np.iinfo(np.int32).max  # a free count no node reaches: "does not fit"
 # per-GPU mode codes (``FreeMap.mode``)
 FREE, EXCLUSIVE, PACKED, SLICED = 0, 1, 2, 3
 MODE_CODES = {"exclusive": EXCLUSIVE, "packed": PACKED, "sliced": SLICED}
+_ONLY_EXCLUSIVE = {EXCLUSIVE}
 
 
 class FreeMap:
@@ -228,6 +229,13 @@ class FreeMap:
         if len(set(gl)) != len(gl):
             raise InvariantError(f"allocation lists a GPU twice: {sorted(gl)}")
         occupancy, modes = self._occ, self._modes
+        if code == EXCLUSIVE and len(gl) <= _SMALL and not any(map(occupancy.__getitem__, gl)):
+            # the common case (a job alone on free GPUs), in one pass: every GPU goes from 0 to 1
+            for g in gl:
+                occupancy[g] = 1
+                modes[g] = EXCLUSIVE
+            self._count(gl, -1)
+            return
         held = [g for g in gl if occupancy[g]]
         if held:
             if code == EXCLUSIVE:
@@ -254,11 +262,18 @@ class FreeMap:
     def release(self, gpus) -> None:
         gl = gpus if type(gpus) is tuple else tuple(map(int, gpus))
         occupancy = self._occ
+        modes = self._modes
+        if len(gl) <= _SMALL and set(map(modes.__getitem__, gl)) == _ONLY_EXCLUSIVE:
+            # the common case (an exclusive job leaves): every GPU goes from 1 to 0
+            for g in gl:
+                occupancy[g] = 0
+                modes[g] = FREE
+            self._count(gl, +1)
+            return
         idle = [g for g in gl if occupancy[g] <= 0]
         if idle:
             raise InvariantError(f"releasing GPUs that are not held: {idle}")
         freed = []
-        modes = self._modes
         for g in gl:
             left = occupancy[g] - 1
             occupancy[g] = left

@@ -105,13 +105,32 @@ def shares_links(view: CommView, picks: dict[str, dict[int, int]] | None = None)
     return out
 
 
+# job -> its link demand, while views share one link set and capacity tuple (``ScheduledContention`` keeps
+# both, and reuses a job's ``CommJob`` while its traffic and price are unchanged): Sincronia and Varys
+# read every placed job's demand at every call
+_DEMAND: dict = {"links": None, "capacity": None, "jobs": {}}
+
+
 def link_demand(view: CommView, job_id: str) -> dict[int, float]:
-    """Seconds each network link needs to carry the job's bytes of one iteration alone (bytes / capacity)."""
+    """Seconds each network link needs to carry the job's bytes of one iteration alone (bytes / capacity).
+    The dict is shared (cached per ``CommJob``): read it, do not change it."""
+    if _DEMAND["links"] is not view.network_links or _DEMAND["capacity"] is not view.capacity:
+        _DEMAND.update(links=view.network_links, capacity=view.capacity, jobs={})
+    job = view.jobs[job_id]
+    cache = _DEMAND["jobs"]
+    got = cache.get(id(job))
+    if got is not None and got[0] is job:
+        return got[1]
     out: dict[int, float] = {}
-    for f in view.jobs[job_id].flows:
+    for f in job.flows:
         for l in f.candidates[f.chosen]:
             if l in view.network_links:
                 out[l] = out.get(l, 0.0) + f.nbytes / view.capacity[l]
+    if len(cache) > 4 * len(view.jobs) + 256:  # jobs gone from the views: forget them
+        keep = {id(j) for j in view.jobs.values()}
+        for k in [k for k in cache if k not in keep]:
+            del cache[k]
+    cache[id(job)] = (job, out)
     return out
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from dlsched.comm.base import Assignment, CommView, shares_links, usable_levels
 from dlsched.comm.compression import compress
 from dlsched.comm.correction import correction_factors
-from dlsched.comm.paths import least_congested
+from dlsched.comm.paths import least_congested, links_meeting
 
 
 def by_intensity(view: CommView):
@@ -54,7 +54,8 @@ class Crux:
         ranked = sorted(view.jobs, key=lambda j: (-P[j], view.jobs[j].arrival, j))
         if self.dag_compression:
             rank = {j: r for r, j in enumerate(ranked)}
-            meets = shares_links(view, picks)
+            meets = (links_meeting(self._paths_memo, view) if self.select_paths else None) \
+                or shares_links(view, picks)
             edges = {}
             for j, others in meets.items():
                 for o in others:

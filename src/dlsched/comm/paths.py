@@ -12,6 +12,10 @@ from dlsched.comm.base import CommJob, CommView
 # A path's network links, kept while the policy sees one fabric (a run's views share one link set), so
 # the same job's candidate paths are filtered once, not at every re-assignment; and the fabric's link
 # capacities and network-link mask as arrays, for scoring every switch route of a flow at once.
+# PathSet candidates go through the compiled loop (``greedy_kernel``); False keeps ``_PortLoads``, the
+# reference the tests hold it equal to
+COMPILED = True
+
 _NET: dict = {"links": None, "paths": {}, "capacity": None, "arrays": None, "sets": {}}
 
 
@@ -54,6 +58,12 @@ def least_congested(view: CommView, order: Iterable[CommJob], memo: dict | None 
     same = 0
     while same < len(order) and same < len(prev_jobs) and order[same] is prev_jobs[same]:
         same += 1
+    if memo is not None:
+        memo.pop("links", None)
+    if COMPILED:
+        got = _compiled_greedy(view, order, memo, same, prev_picks)
+        if got is not None:
+            return got
     for k, job in enumerate(order):
         picks: dict[int, int] = prev_picks[k] if k < same else {}
         for i, f in enumerate(job.flows):
@@ -74,6 +84,145 @@ def least_congested(view: CommView, order: Iterable[CommJob], memo: dict | None 
     if memo is not None:
         memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order])
     return out
+
+
+def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, same: int,
+                     prev_picks: list) -> dict[str, dict[int, int]] | None:
+    """``least_congested`` where every candidate list is a ``PathSet`` (None where one is not): the same picks, in one compiled
+    loop over the flows (``greedy_kernel``); the jobs' chosen network links go to ``memo["links"]``
+    (for ``links_meeting``)."""
+    from dlsched.comm.greedy_kernel import greedy
+
+    cap, _ = _fabric_arrays(view)
+    flat = _NET.get("flat")
+    if flat is None or flat.cap is not cap:
+        flat = _NET["flat"] = _FlatSets(view)
+    per_job = flat.per_job  # a job's set numbers are this registry's
+    sets, rates, fixed, sizes = [], [], [], []
+    for k, job in enumerate(order):
+        got = per_job.get(id(job))
+        if got is None or got[0] is not job:
+            if any(getattr(f.candidates, "routes", None) is None for f in job.flows):
+                return None  # hand-made candidate lists: ``_by_listing``
+            s = np.array([flat.number(f.candidates) for f in job.flows], dtype=np.int64)
+            r = np.array([f.nbytes / job.iteration_s if job.iteration_s > 0 else 0.0 for f in job.flows],
+                         dtype=np.float64)
+            got = per_job[id(job)] = (job, s, r)
+        sets.append(got[1])
+        rates.append(got[2])
+        sizes.append(len(job.flows))
+        if k < same:
+            prev = prev_picks[k]
+            fixed.append(np.array([prev[i] for i in range(len(job.flows))], dtype=np.int64))
+        else:
+            fixed.append(np.full(len(job.flows), -1, dtype=np.int64))
+    if len(per_job) > 4 * len(order) + 64:  # jobs gone from the view: forget them
+        keep = {id(j) for j in order}
+        for key in [key for key in per_job if key not in keep]:
+            del per_job[key]
+    n = int(sum(sizes))
+    flow_set = np.concatenate(sets) if n else np.zeros(0, dtype=np.int64)
+    A = flat.arrays()
+    load = np.zeros(len(cap))
+    least = np.zeros(len(cap), dtype=np.int64)
+    pick = np.zeros(n, dtype=np.int64)
+    links = np.empty((n, max(flat.max_hops, 1)), dtype=np.int64)
+    if n:
+        greedy(flow_set, np.concatenate(rates), np.concatenate(fixed), *A, cap, load, least, pick, links)
+    out: dict[str, dict[int, int]] = {}
+    at = 0
+    picks_list = pick.tolist()
+    for k, (job, m) in enumerate(zip(order, sizes)):
+        out[job.job_id] = prev_picks[k] if k < same else dict(enumerate(picks_list[at:at + m]))
+        at += m
+    if memo is not None:
+        memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order],
+                    links=(order, np.asarray(sizes, dtype=np.int64), links))
+    return out
+
+
+def links_meeting(memo: dict, view: CommView) -> dict[str, set[str]] | None:
+    """``base.shares_links`` under the picks of the last ``least_congested`` call with ``memo``, from the
+    network links its compiled loop recorded (None where it did not run over exactly these jobs)."""
+    got = memo.get("links")
+    if got is None or len(got[0]) != len(view.jobs) or any(view.jobs.get(j.job_id) is not j for j in got[0]):
+        return None
+    order, sizes, links = got
+    out: dict[str, set[str]] = {j: set() for j in view.jobs}
+    if not len(links):
+        return out
+    n = len(order)
+    job_of = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    mask = links >= 0
+    pairs = np.unique(links[mask] * n + np.broadcast_to(job_of[:, None], links.shape)[mask])
+    link, jobs = pairs // n, pairs % n
+    starts = np.flatnonzero(np.r_[True, link[1:] != link[:-1]])
+    counts = np.diff(np.r_[starts, len(link)])
+    ids = [j.job_id for j in order]
+    for s0, c in zip(starts[counts > 1].tolist(), counts[counts > 1].tolist()):
+        members = {ids[q] for q in jobs[s0:s0 + c].tolist()}
+        for j in members:
+            out[j] |= members
+    for j in out:
+        out[j].discard(j)
+    return out
+
+
+class _FlatSets:
+    """Every ``PathSet`` a fabric's flows have met, numbered, its grid flattened into growable arrays
+    (``greedy_kernel``'s layout)."""
+
+    def __init__(self, view: CommView):
+        self.cap, self.net = _fabric_arrays(view)
+        self.num: dict[int, tuple] = {}
+        self.per_job: dict[int, tuple] = {}  # id(CommJob) -> (job, its flows' set numbers, their rates)
+        self.meta = [np.zeros(0, dtype=np.int64) for _ in range(5)]  # rh_ptr, r_ptr, h_ptr, routes, hops
+        self.grid = [np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_)]
+        self.col = np.zeros(0, dtype=np.bool_)
+        self.offsets = np.zeros(0, dtype=np.int64)
+        self.count = 0
+        self.used = [0, 0, 0]  # rh, r, h
+        self.max_hops = 0
+
+    @staticmethod
+    def _fit(a: np.ndarray, need: int) -> np.ndarray:
+        if len(a) >= need:
+            return a
+        b = np.zeros(max(need, 2 * len(a), 64), dtype=a.dtype)
+        b[:len(a)] = a
+        return b
+
+    def number(self, paths) -> int:
+        got = self.num.get(id(paths))
+        if got is not None and got[0] is paths:
+            return got[1]
+        first, width, offsets = paths.grid()
+        R = len(first)
+        H = first.shape[1] if R else 0
+        net = self.net[first] if R else np.zeros((0, H), dtype=bool)
+        p = self.count
+        self.count += 1
+        rh, r, h = self.used
+        self.meta = [self._fit(a, p + 1) for a in self.meta]
+        for a, v in zip(self.meta, (rh, r, h, R, H)):
+            a[p] = v
+        self.grid = [self._fit(a, rh + R * H) for a in self.grid]
+        self.grid[0][rh:rh + R * H] = first.ravel()
+        self.grid[1][rh:rh + R * H] = width.ravel()
+        self.grid[2][rh:rh + R * H] = net.ravel()
+        self.col = self._fit(self.col, h + H)
+        self.col[h:h + H] = net.any(axis=0) if R else False
+        self.offsets = self._fit(self.offsets, r + R)
+        self.offsets[r:r + R] = offsets
+        self.used = [rh + R * H, r + R, h + H]
+        self.max_hops = max(self.max_hops, H)
+        self.num[id(paths)] = (paths, p)
+        return p
+
+    def arrays(self) -> tuple:
+        rh_ptr, r_ptr, h_ptr, routes, hops = self.meta
+        return (rh_ptr, r_ptr, h_ptr, routes, hops, self.grid[0], self.grid[1], self.grid[2], self.col,
+                self.offsets)
 
 
 def _by_listing(view: CommView, candidates, load: dict[int, float], rate: float) -> int:

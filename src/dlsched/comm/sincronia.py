@@ -13,27 +13,49 @@ Simplification: each job is one coflow whose demand is its bytes per iteration.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 from dlsched.comm.base import Assignment, CommView, bucket_levels, link_demand, usable_levels
 
 
 def bssi_order(view: CommView, weights: dict[str, float] | None = None) -> list[str]:
-    """Sincronia's order, first to last (``weights``: each coflow's, default 1)."""
+    """Sincronia's order, first to last (``weights``: each coflow's, default 1).
+
+    Each round's link loads are the sums over the coflows left, in job-id order (a fixed order, so the
+    float sums do not follow the process's string hashing).  Only the links of the coflow just ordered
+    change between rounds, so only theirs are summed again (in that same order, so the floats are those
+    of a sum from scratch), and the most loaded link comes off a heap (stale entries skipped)."""
     demand = {j: link_demand(view, j) for j in view.jobs}
     w = {j: (weights or {}).get(j, 1.0) for j in view.jobs}
     left = set(view.jobs)
+    on_link: dict[int, list[str]] = {}
+    for j in sorted(left):
+        for l in demand[j]:
+            on_link.setdefault(l, []).append(j)
+
+    def summed(l: int) -> float | None:
+        total, any_left = 0.0, False
+        for j in on_link[l]:
+            if j in left:
+                total = total + demand[j][l] if any_left else 0.0 + demand[j][l]
+                any_left = True
+        return total if any_left else None
+
+    load: dict[int, float] = {l: summed(l) for l in on_link}
+    heap = [(-v, l) for l, v in load.items()]
+    heapq.heapify(heap)
     last_first: list[str] = []
     while left:
-        load: dict[int, float] = {}
-        for j in sorted(left):  # a fixed order, so the float sums do not follow the process's string hashing
-            for l, b in demand[j].items():
-                load[l] = load.get(l, 0.0) + b
         if not load:
             last_first.extend(sorted(left, key=lambda j: (-view.jobs[j].arrival, j)))
             break
-        neck = max(load, key=lambda l: (load[l], -l))
-        on = sorted(j for j in left if demand[j].get(neck, 0.0) > 0)
+        while True:  # the largest load, ties to the lowest link id
+            v, neck = heap[0]
+            if load.get(neck) == -v:
+                break
+            heapq.heappop(heap)
+        on = [j for j in on_link[neck] if j in left and demand[j][neck] > 0]
         last = min(on, key=lambda j: (w[j] / demand[j][neck], -demand[j][neck], j))  # select
         d_last = demand[last][neck]
         for j in on:  # scale: the others on the bottleneck pay for what the last one's weight covered
@@ -41,6 +63,13 @@ def bssi_order(view: CommView, weights: dict[str, float] | None = None) -> list[
                 w[j] = max(w[j] - w[last] * demand[j][neck] / d_last, 0.0)
         last_first.append(last)
         left.discard(last)
+        for l in demand[last]:
+            v = summed(l)
+            if v is None:
+                load.pop(l, None)
+            elif v != load[l]:
+                load[l] = v
+                heapq.heappush(heap, (-v, l))
     return last_first[::-1]
 
 

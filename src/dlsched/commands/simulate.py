@@ -60,6 +60,9 @@ def run(args) -> int:
     st = result.stats
     print(f"simulated {st['events']} events in {st['wall_s']:.2f} s ({st['events_per_s']:.0f} events/s); "
           f"results in {out}/")
+    # the run's objects live as long as ``args``: the process entry then exits without freeing them
+    # one by one (cli.FAST_EXIT_COMMANDS); an in-process caller frees them with its ``args``
+    args.finished_run = run
     return 0
 
 

@@ -24,7 +24,6 @@ from dlsched.cluster.topology import Cluster
 from dlsched.core.actions import PLACEMENTS, Action
 from dlsched.core.contention import Contention
 from dlsched.core.costs import EngineCosts, classify, default_cost, slice_switch_cost
-from dlsched.core.feasible import iteration_runs
 from dlsched.core.events import CoreEvent
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
@@ -35,6 +34,8 @@ from dlsched.report.records import JobRecord
 
 _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
 _RUNNING = JobStatus.RUNNING
+_PENDING = JobStatus.PENDING
+_INF = float("inf")
 
 
 def add_holder(holders: dict[int, set[str]], job_id: str, alloc: Allocation) -> None:
@@ -235,7 +236,7 @@ class ExecutionCore:
         so a policy may swap jobs in one decision.
         """
         actions: list[Action] = []
-        if not d:
+        if not (d.allocate or d.preempt or d.drop):  # ``not d``, without its call
             return actions
         name = self.policy.name
         for jid, reason in d.drop.items():
@@ -252,7 +253,10 @@ class ExecutionCore:
             if not alloc.gpus:
                 raise self._error(f"policy {name} gave job {jid} an empty allocation")
             old = job.allocation
-            kind = classify(job.status, old, alloc)
+            if old is None:  # ``classify``'s first case, spelled out: every start takes it
+                kind = "start" if job.status == _PENDING else "resume"
+            else:
+                kind = classify(job.status, old, alloc)
             if kind is not None:
                 moves.append((job, old, alloc, kind))
         for job, old, _, _ in moves:
@@ -368,7 +372,8 @@ class ExecutionCore:
             total, comm = self.contention.iteration_time(job.job_id)
         shared = alloc.mode != "exclusive"
         factor = self._share_factor(job) if shared else 1.0
-        if not iteration_runs(total) or factor <= 0.0:  # the predicate every policy asks too
+        # ``iteration_runs(total)`` (the predicate every policy asks too), spelled out: once per placement
+        if not 0.0 < total < _INF or factor <= 0.0:
             raise self._error(
                 f"policy {self.policy.name}: job {job.job_id} ({job.spec.model}) cannot run on GPUs "
                 f"{list(alloc.gpus)[:8]}: iteration time {total} s, sharing factor {factor} "

@@ -76,6 +76,7 @@ class FlowContention:
         self._cache: dict = {}
         self._util: dict[int, float] = {}
         self._util_dirty: set[int] = set()
+        self._util_pending: set[int] = set()  # links marked since the utilisation was last read
         # links whose flows at solo rates overfill them (``_contended``), kept as jobs come and go: the
         # group search and the solve read it for every link of every job in a group
         self._hot: set[int] = set()
@@ -201,8 +202,7 @@ class FlowContention:
             self._demand[l] = self._demand.get(l, 0.0) + n * solo_rate
             self._heat(l)
         self._time[job_id] = (job.total, job.comm)
-        for l in job.link_list:  # its share of every link it crosses (its time may not change in the solve)
-            self._mark_util(l)
+        self._mark_links(job.link_list)  # its share of every link it crosses (its time may not change in the solve)
         touched = old_neighbours | {job_id} | self._neighbours(job_id)
         before.update({j: self._time.get(j) for j in touched if j not in before})
         before[job_id] = None
@@ -258,10 +258,12 @@ class FlowContention:
 
     def utilisation(self) -> dict[int, float]:
         """Mean utilisation of every network link carrying traffic now (bytes sent / capacity)."""
+        self._flush_util()
         return dict(self._util)
 
     def drain_utilisation(self) -> list[tuple[str, float]]:
         """(link name, utilisation) of network links whose utilisation changed since the last call."""
+        self._flush_util()
         names = self._names
         out = []
         for l in sorted(self._util_dirty):
@@ -411,25 +413,70 @@ class FlowContention:
         # ``_unregister``): with this job's time unchanged, it would come out as it last did
         if self._time.get(job_id) == value:
             return
+        old = self._time.get(job_id)
         self._time[job_id] = value
-        for l in self._jobs[job_id].link_list:
-            self._mark_util(l)
+        job = self._jobs[job_id]
+        if old is None:
+            self._mark_links(job.link_list)
+        elif old[0] != value[0]:  # its share of a link is its bytes over its iteration time
+            self._retimed(job, old[0], value[0])
+
+    def _retimed(self, job: _Job, before: float, after: float) -> None:
+        """Mark the links whose utilisation a job's new iteration time changes, as computing each one
+        now would find: a link alone with the job changes where its share, rounded, does; a shared
+        link is summed now (few: uncontended jobs keep to their own ports); a marked one stays marked."""
+        pending, link_jobs, cap, util = self._util_pending, self._link_jobs, self._capacity, self._util
+        same: dict[tuple[float, float], bool] = {}
+        for l in job.link_list:
+            if l in pending or not self._network_link[l]:
+                continue
+            if len(link_jobs[l]) == 1:
+                n, c = job.lc[l], float(cap[l])
+                key = (n, c)
+                eq = same.get(key)
+                if eq is None:
+                    eq = same[key] = (0.0 + n * job.flow_bytes / before) / c == (0.0 + n * job.flow_bytes / after) / c
+                if not eq:
+                    pending.add(l)
+            elif self._util_of(l) != util.get(l, 0.0):
+                pending.add(l)
+
+    def _mark_links(self, links: list) -> None:
+        self._util_pending.update(links)
 
     def _mark_util(self, l: int) -> None:
-        if not self._network_link[l]:
-            return
+        # computed when read (``_flush_util``): a link is marked every time a job joins or leaves it or a
+        # job on it changes time, several times in one event, and each mark changes its value
+        self._util_pending.add(l)
+
+    def _flush_util(self) -> None:
+        """The utilisation of every link marked since the last read, each reported changed: every mark
+        follows a change of its sum (a job's share joined, left or re-timed), even where the sum
+        comes back to the value last read; the value is the sum over the link's jobs as they stand."""
+        pending, self._util_pending = self._util_pending, set()
+        for l in sorted(pending):
+            self._compute_util(l)
+
+    def _util_of(self, l: int) -> float:
+        # summed in job order: a set of job ids iterates in an order that changes with the process's
+        # string hashing, and so would the float sum's last bit (and whether a row is reported)
         total = 0.0
-        for j in self._link_jobs.get(l, ()):
+        jobs = self._link_jobs.get(l, ())
+        for j in (jobs if len(jobs) < 2 else sorted(jobs)):
             job = self._jobs[j]
             t = self._time.get(j, (job.total, 0.0))[0]
             total += job.lc[l] * job.flow_bytes / t
-        u = total / self._capacity[l]
-        if self._util.get(l, 0.0) != u:
-            if u > 0:
-                self._util[l] = u
-            else:
-                self._util.pop(l, None)
-            self._util_dirty.add(l)
+        return total / self._capacity[l]
+
+    def _compute_util(self, l: int) -> None:
+        if not self._network_link[l]:
+            return
+        u = self._util_of(l)
+        if u > 0:
+            self._util[l] = u
+        else:
+            self._util.pop(l, None)
+        self._util_dirty.add(l)
 
 
 def optimum_plans(cluster):

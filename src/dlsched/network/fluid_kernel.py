@@ -55,6 +55,15 @@ def maxmin_solve(active, jl_ptr, jl_link, jl_n, capacity, cap, level, levels, re
     for j in range(J):
         x[j] = 0.0
     for lv in levels:
+        # a level with no job communicating leaves everything as it is (the next level resets the
+        # loads itself): skipped, so a group with a level per job does not pay for every link per level
+        busy = False
+        for j in range(J):
+            if active[j] and level[j] == lv:
+                busy = True
+                break
+        if not busy:
+            continue
         left = 0
         for l in range(L):
             load[l] = 0.0

@@ -79,6 +79,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dlsched.cluster.topology import Cluster
+from dlsched.core.feasible import shape_runs
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius.common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
@@ -114,8 +115,12 @@ class Configs:
         return self.shapes.index(shape) if shape in self.shapes else -1
 
 
-def goodput_table(cluster: Cluster, job: JobState) -> dict[Shape, float]:
-    """Normalised data-parallel goodput per (type, count): 1 on the job's least configuration."""
+def goodput_table(cluster: Cluster, job: JobState, perf=None) -> dict[Shape, float]:
+    """Normalised data-parallel goodput per (type, count): 1 on the job's least configuration.
+
+    The goodputs are Sia's estimate; which configurations exist is the engine's answer
+    (``core/feasible.py``, with ``perf`` the engine's model): a configuration the estimate fits
+    and the engine prices as not running would be chosen and fail."""
     est = shared_estimator(cluster)
     spec = job.spec
     model = get_model(spec.model, spec.params)
@@ -123,7 +128,7 @@ def goodput_table(cluster: Cluster, job: JobState) -> dict[Shape, float]:
     for t, gt in enumerate(cluster.gpu_types):
         for n in power_counts(1, 1, min(MAX_GPUS_PER_JOB, int(cluster.type_gpus[t]))):
             cell = est.dp_only(model, spec.batch_size, gt.name, n)
-            if cell is not None:
+            if cell is not None and (perf is None or shape_runs(perf, cluster, spec, t, n)):
                 thr[(t, n)] = cell.throughput
     if not thr:  # data parallelism fits nowhere: schedule the request as submitted, weight 1
         t = resolve_type(cluster, spec.gpu_type)
@@ -132,9 +137,9 @@ def goodput_table(cluster: Cluster, job: JobState) -> dict[Shape, float]:
     return {k: v / low for k, v in thr.items()}
 
 
-def configs_of(cluster: Cluster, job: JobState) -> Configs:
+def configs_of(cluster: Cluster, job: JobState, perf=None) -> Configs:
     """``goodput_table`` as arrays, without the configurations larger than their GPU type."""
-    items = [(s, g) for s, g in sorted(goodput_table(cluster, job).items())
+    items = [(s, g) for s, g in sorted(goodput_table(cluster, job, perf).items())
              if s[1] <= int(cluster.type_gpus[s[0]])]
     shapes = tuple(s for s, _ in items)
     return Configs(np.array([s[0] for s in shapes], dtype=np.int64), np.array([s[1] for s in shapes], dtype=np.int64),
@@ -187,6 +192,7 @@ class Sia(ChargesReplanning, JobPolicy):
 
     def reset(self) -> None:
         self._configs: dict[tuple, Configs] = {}  # shape key -> configurations (goodput ** power inside)
+        self._perf = None  # the engine's perf model, for which configurations can run (set each round)
         self._costs: dict[tuple, np.ndarray] = {}  # shape key -> re-planning seconds per configuration
         # (candidates and the shapes the last solve left them in, time of that solve)
         self._expect: tuple[frozenset, float] | None = None
@@ -206,7 +212,7 @@ class Sia(ChargesReplanning, JobPolicy):
         key = shape_key(job)
         c = self._configs.get(key)
         if c is None:
-            c = configs_of(cluster, job)
+            c = configs_of(cluster, job, self._perf)
             if self.power != 1.0:
                 c = Configs(c.types, c.counts, c.goodput ** self.power, c.shapes)
             self._configs[key] = c
@@ -240,6 +246,7 @@ class Sia(ChargesReplanning, JobPolicy):
         return self._settled
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        self._perf = view.perf
         self._settled = False
         cluster = view.cluster
         running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))

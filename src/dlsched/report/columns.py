@@ -31,6 +31,7 @@ import numpy as np
 _SPECIAL = (",", '"', "\r", "\n")  # the csv module decides how a string holding one is quoted
 _P10 = 10 ** np.arange(18, -1, -1, dtype=np.int64)  # 10**18 .. 1
 _COMMA, _NL, _DOT, _MINUS, _ZERO = 44, 10, 46, 45, 48
+_ONLY_NONE = {type(None)}
 
 
 def fmt_value(v):
@@ -128,6 +129,8 @@ def _ints(values: list) -> np.ndarray | None:
 def column_bytes(values: list, enc: str) -> np.ndarray | None:
     """One column as rows of NUL-padded field bytes; None where only the csv module may write it."""
     types = set(map(type, values))
+    if types == _ONLY_NONE:  # an empty column (no deadlines): an empty field per row
+        return np.zeros((len(values), 0), np.uint8)
     if types <= {float, type(None)} and float in types:
         return _floats(values, enc)
     if types == {int}:

@@ -55,7 +55,9 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
 def _record_columns(records: list[JobRecord]) -> list[list]:
     """``records`` as columns in ``JobRecord.columns()`` order (the last, jct, computed)."""
     cols = [list(map(attrgetter(name), records)) for name in _FIELDS]
-    cols.append([r.jct for r in records])
+    # ``JobRecord.jct`` from the columns already read: the same subtraction, without a property call per row
+    submit, finish = cols[_FIELDS.index("submit")], cols[_FIELDS.index("finish")]
+    cols.append([None if f is None else f - s for s, f in zip(submit, finish)])
     return cols
 
 

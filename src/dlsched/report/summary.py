@@ -41,18 +41,36 @@ def percentile(x: np.ndarray, q: float) -> float:
     return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
 
 
+def _compute_gpu_seconds(col: dict) -> float:
+    """GPU-seconds not blocked on exposed communication, summed in record order over the jobs that ran:
+    ``sum(g * (1 - min(c / r, 1)))`` term by term as numpy computes each (the same doubles), added by
+    Python's ``sum`` as before."""
+    run = np.array(col["run_time"], dtype=float)
+    ran = run > 0
+    if not ran.any():
+        return 0
+    share = np.array(col["comm_time"], dtype=float)[ran] / run[ran]
+    # Python's min(x, 1.0) keeps x unless 1.0 is smaller: a NaN share stays NaN, as np.fmin would not
+    share = np.where(share > 1.0, 1.0, share)
+    return sum((np.array(col["gpu_seconds"], dtype=float)[ran] * (1.0 - share)).tolist())
+
+
 def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> dict:
     """Headline figures of a run.  Times in seconds; utilisation in [0, 1]."""
     # one attribute per pass through C-level map/attrgetter: a million records summarise in
     # about a second; every sum still adds in record order, so the figures are unchanged
     col = {name: list(map(attrgetter(name), records)) for name in
-           ("status", "submit", "queueing_delay", "comm_time", "restarts", "migrations", "resizes",
+           ("status", "submit", "finish", "queueing_delay", "comm_time", "restarts", "migrations", "resizes",
             "gpu_seconds", "run_time")}
-    finished = [r for r in records if r.status == "finished"]
-    jct = np.array([r.finish - r.submit for r in finished], dtype=float)
+    # the finished jobs' figures by a mask over whole columns: elementwise float arithmetic in numpy
+    # gives the same doubles as Python's, and every sum below still adds in record order
+    is_fin = np.array(col["status"], dtype=object) == "finished"
+    fin_finish = np.array(col["finish"], dtype=float)[is_fin]
+    jct = fin_finish - np.array(col["submit"], dtype=float)[is_fin]
+    n_finished = int(is_fin.sum())
     queue = np.array(col["queueing_delay"], dtype=float)
     submit0 = min(col["submit"], default=0.0)
-    end = max(map(attrgetter("finish"), finished), default=submit0)
+    end = max(fin_finish.tolist(), default=submit0)
     t = np.asarray(series.time, dtype=float)
     busy = np.asarray(series.busy_gpus, dtype=float)
     thr = np.asarray(series.throughput, dtype=float)
@@ -64,7 +82,7 @@ def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> 
 
     return {
         "jobs": len(records),
-        "finished": len(finished),
+        "finished": n_finished,
         "dropped": statuses["dropped"],
         "unfinished": statuses["unfinished"],
         "avg_jct": float(jct.mean()) if jct.size else None,
@@ -76,7 +94,7 @@ def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> 
         "p95_queue": pct(95, queue),
         "p99_queue": pct(99, queue),
         # Dally's "communication latency": exposed communication time per finished job
-        "avg_comm_s": (float(np.mean([r.comm_time for r in finished])) if finished else None),
+        "avg_comm_s": (float(np.mean(np.array(col["comm_time"], dtype=float)[is_fin])) if n_finished else None),
         "utilization": _time_weighted_mean(t, busy, horizon) / total_gpus if total_gpus else 0.0,
         "avg_throughput": _time_weighted_mean(t, thr, horizon),
         "peak_throughput": float(thr.max()) if thr.size else 0.0,
@@ -88,7 +106,6 @@ def summarize(records: list[JobRecord], series: TimeSeries, total_gpus: int) -> 
                        if any(col["run_time"]) else 0.0),
         # CRUX's metric (Cao et al., SIGCOMM '24, section 3): computation done over time, here GPU-seconds
         # spent computing (not blocked on exposed communication) over the cluster's GPU-seconds
-        "gpu_compute_utilization": (float(sum(r.gpu_seconds * (1.0 - min(r.comm_time / r.run_time, 1.0)) for r in records if r.run_time > 0)
-                                          / (total_gpus * (horizon - submit0)))
+        "gpu_compute_utilization": (float(_compute_gpu_seconds(col) / (total_gpus * (horizon - submit0)))
                                     if total_gpus and horizon > submit0 else 0.0),
     }

@@ -16,6 +16,7 @@ sorted trace with a cursor rather than pushed into the heap.
 from __future__ import annotations
 
 import math
+from math import ceil as _ceil
 from heapq import heappop, heappush
 from operator import attrgetter
 import time as _time
@@ -40,6 +41,7 @@ _COMPLETE, _READY, _ROUND, _WAKEUP = 0, 1, 2, 3
 _REPREDICT = frozenset(PLACEMENTS + MODE_FLIPS + ("rate",))
 _RUNNING = JobStatus.RUNNING
 _job_id = attrgetter("job_id")
+_trace_order = attrgetter("submit_time", "job_id")
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ class Simulator:
         self.config = config or SimConfig()
         self.contention = contention
         self.placement = check_mode(placement)  # how job policies place jobs (cluster/oblivious.py)
-        self.specs = sorted(jobs, key=lambda j: (j.submit_time, j.job_id))
+        self.specs = sorted(jobs, key=_trace_order)  # a C-level key: a million tuples in one pass
         ids = [j.job_id for j in self.specs]
         if len(set(ids)) != len(ids):
             seen: set[str] = set()
@@ -179,34 +181,72 @@ class Simulator:
             self.now = max_time
             return False
         self.now = t
-        self._changed = self._round_due = False  # set by the handlers
+        self._round_due = False  # set by the handlers, as ``_changed``
+        changed = False
         first = cursor  # events are counted once per step, not per event
-        while cursor < n and specs[cursor].submit_time == t:
-            self._on_arrival(specs[cursor])
-            cursor += 1
+        if cursor < n and specs[cursor].submit_time == t:
+            # arrivals inline (``_on_arrival``): a million-job run admits one per step
+            perf, submit, job_state = self.perf, core.submit, JobState
+            while cursor < n:
+                spec = specs[cursor]
+                if spec.submit_time != t:
+                    break
+                it = spec.total_iterations  # ``total_iterations(spec, perf)``, spelled out
+                if it is None:
+                    it = max(1, int(_ceil(spec.duration_s / perf.reference_time(spec) - 1e-9)))
+                else:
+                    it = int(it)
+                version[spec.job_id] = 0
+                submit(job_state(spec, it, updated_at=t, queued_since=t), t)
+                cursor += 1
+            changed = True
         self.cursor = cursor
-        handlers, popped = self._handlers, 0
-        while heap and heap[0][0] == t:
-            _, _, kind, jid, ver = heappop(heap)
-            popped += 1
-            handlers[kind](jid, ver)
+        self._changed = changed
+        popped = 0
+        if heap and heap[0][0] == t:
+            handlers = self._handlers
+            while heap and heap[0][0] == t:
+                _, _, kind, jid, ver = heappop(heap)
+                popped += 1
+                handlers[kind](jid, ver)
+            changed = self._changed
         self.events += cursor - first + popped
-        if self._idle_next is not None and self._changed:
+        if self._idle_next is not None and changed:
             self._wake_rounds(t)
         if self._periodic and core.jobs and self._idle_next is None:
             # an empty cluster has no rounds: empty time costs nothing
             nxt = self.rounds.arm(t)
             if nxt is not None:
                 self._push(nxt, _ROUND, "", self._round_ver)
-        if self._round_due or (self._changed and self._on_events
+        if self._round_due or (changed and self._on_events
                                and not (self._starts_only and (not core.queue or not core.free.total_free))):
             self._call_policy()
             if self._round_due and heap and self.policy.rounds_idle():
                 self._idle_rounds()
         if self._record_series:
+            # ``TimeSeries.add``, spelled out: one sample per step
             thr = self._thr
-            self.series.add(t, self._num_gpus - core.free.total_free, len(core.running), len(core.queue),
-                            thr if thr > 0.0 else 0.0)
+            if thr <= 0.0:
+                thr = 0.0
+            busy, running, queued = self._num_gpus - core.free.total_free, len(core.running), len(core.queue)
+            s = self.series
+            times = s.time
+            if times:
+                if times[-1] == t:
+                    s.busy_gpus[-1], s.running_jobs[-1] = busy, running
+                    s.queued_jobs[-1], s.throughput[-1] = queued, thr
+                elif (s.busy_gpus[-1] == busy and s.running_jobs[-1] == running
+                        and s.queued_jobs[-1] == queued and s.throughput[-1] == thr):
+                    s._tail = t
+                else:
+                    s._tail = None
+                    times.append(t)
+                    s.busy_gpus.append(busy)
+                    s.running_jobs.append(running)
+                    s.queued_jobs.append(queued)
+                    s.throughput.append(thr)
+            else:
+                s.add(t, busy, running, queued, thr)
         if self._drain_links is not None:
             self.links.extend((t, name, u) for name, u in self._drain_links())
         if self._debug:
@@ -263,12 +303,19 @@ class Simulator:
         self._changed = True
 
     def _on_complete(self, jid: str, ver: int) -> None:
-        if self._version.get(jid) != ver:
+        version = self._version
+        if version.get(jid) != ver:
             return  # superseded by a later change to the job
-        job = self.core.jobs[jid]
-        del self._version[jid]  # every prediction of a recorded job is stale
-        self._drop_contrib(jid)
-        self._carry_out(self.core.finish(job, self.now))
+        core = self.core
+        job = core.jobs[jid]
+        del version[jid]  # every prediction of a recorded job is stale
+        contrib = self._contrib  # ``_drop_contrib``, spelled out: once per job
+        self._thr -= contrib.pop(jid, 0.0)
+        if not contrib:
+            self._thr = 0.0
+        actions = core.finish(job, self.now)
+        if actions:
+            self._carry_out(actions)
         self.done += 1
         self._changed = True
 
@@ -326,16 +373,19 @@ class Simulator:
         if decision.wakeup is not None and decision.wakeup > now:
             self._push(decision.wakeup, _WAKEUP, "", 0)
         if decision.allocate or decision.preempt or decision.drop:  # ``bool(decision)``, without its call
-            self._carry_out(core.apply(decision, now))
+            actions = core.apply(decision, now)
+            if actions:
+                self._carry_out(actions)
 
     def _carry_out(self, actions: list[Action]) -> None:
         """Turn the core's actions into events: new completion predictions, or none for jobs that left."""
         jobs = self.core.jobs
+        predict = self._predict
         for a in actions:
             job = jobs.get(a.job_id)
             if a.kind in _REPREDICT:
                 if job is not None and job.status == _RUNNING:
-                    self._predict(job)
+                    predict(job)
             else:  # suspend, drop: the job left its GPUs
                 if job is None:
                     self.done += 1
@@ -346,17 +396,25 @@ class Simulator:
 
     def _predict(self, job: JobState) -> None:
         now, version = self.now, self._version
-        jid = job.spec.job_id
+        spec = job.spec
+        jid = spec.job_id
         ver = version[jid] + 1
         version[jid] = ver
         ready = job.ready_at
         start = ready if ready > now else now
-        self._push(start + (job.total_iterations - job.done_iterations) / job.rate, _COMPLETE, jid, ver)
+        # ``_push``, spelled out: once per start
+        seq = self._seq + 1
+        heappush(self._heap, (start + (job.total_iterations - job.done_iterations) / job.rate, seq, _COMPLETE,
+                              jid, ver))
+        self._seq = seq
         if ready > now:
             self._drop_contrib(jid)
             self._push(ready, _READY, jid, ver)
-        else:
-            self._set_contrib(job)
+        else:  # ``_set_contrib``, spelled out
+            contrib = self._contrib
+            c = job.rate * spec.batch_size
+            self._thr += c - contrib.get(jid, 0.0)
+            contrib[jid] = c
 
     def _forget(self, job: JobState) -> None:
         """The job's predictions are void (it left its GPUs, or finished)."""

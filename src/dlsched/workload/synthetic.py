@@ -21,6 +21,7 @@ Deterministic for a seed: one ``numpy.random.Generator(PCG64(seed))`` drives eve
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal, Mapping
 
 import numpy as np
@@ -109,6 +110,43 @@ def generate(n_jobs: int | None = None, duration_s: float | None = None, *,
              pin_gpu_types: bool = False, max_gpus: int | None = None, duration_scale: float = 1.0,
              max_duration_s: float | None = None, gpu_duration_dependence: bool = True,
              id_prefix: str = "") -> list[JobSpec]:
+    """A Philly-like job stream (see the module docstring for every distribution and its source);
+    ``_generate_columns`` documents the arguments."""
+    cols = _generate_columns(n_jobs, duration_s, arrival=arrival, rate_per_hour=rate_per_hour, seed=seed,
+                             gpu_mix=gpu_mix, models=models, cluster=cluster, pin_gpu_types=pin_gpu_types,
+                             max_gpus=max_gpus, duration_scale=duration_scale, max_duration_s=max_duration_s,
+                             gpu_duration_dependence=gpu_duration_dependence)
+    return _specs(cols, cols.submit, id_prefix)
+
+
+@dataclass
+class _Columns:
+    """A generated stream as plain Python lists, one per field: specs are built from them once,
+    after any change to the arrival times (``philly_at_load``), instead of twice."""
+
+    submit: list[float]
+    gpus: list[int]
+    chosen: list[tuple[str, int]]  # (model name, per-GPU default batch)
+    length: list[float]
+    pinned: list[str | None]
+
+
+def _specs(cols: _Columns, submit: list[float], id_prefix: str = "") -> list[JobSpec]:
+    jobs = []
+    with rare_gc():  # a million specs and their dicts, all kept: the collector need not re-walk them
+        for i, (g, (name, batch), dur, gpu, t) in enumerate(zip(cols.gpus, cols.chosen, cols.length,
+                                                                   cols.pinned, submit)):
+            jobs.append(unchecked_spec(f"{id_prefix}{i}", t, name, g, batch * g, dur, gpu,
+                                       {"source": "synthetic"}))
+    return jobs
+
+
+def _generate_columns(n_jobs: int | None = None, duration_s: float | None = None, *,
+                      arrival: Literal["poisson", "batch"] = "poisson", rate_per_hour: float = PHILLY_RATE_PER_HOUR,
+                      seed: int = 0, gpu_mix: Mapping[int, float] | None = None,
+                      models: Mapping[str, float] | None = None, cluster: Cluster | None = None,
+                      pin_gpu_types: bool = False, max_gpus: int | None = None, duration_scale: float = 1.0,
+                      max_duration_s: float | None = None, gpu_duration_dependence: bool = True) -> _Columns:
     """A Philly-like job stream (see the module docstring for every distribution and its source).
 
     Give ``n_jobs`` (count), ``duration_s`` (arrival window), or both (then the Poisson rate is
@@ -181,18 +219,14 @@ def generate(n_jobs: int | None = None, duration_s: float | None = None, *,
     length = np.round(dur, 3).tolist()
     zoo = [get_model(name) for name in names]
     chosen = [(zoo[k].name, zoo[k].default_batch) for k in picked.tolist()]
-    jobs = []
-    with rare_gc():  # a million specs and their dicts, all kept: the collector need not re-walk them
-        for i, g in enumerate(gpus.tolist()):
-            name, batch = chosen[i]
-            gpu = None
-            if pin_gpu_types and cluster is not None:
-                ok = np.where(type_counts >= g, share, 0.0)
-                cdf = np.cumsum(ok / ok.sum())
-                gpu = type_names[int(min(np.searchsorted(cdf, pins[i], side="right"), len(cdf) - 1))]
-            jobs.append(unchecked_spec(f"{id_prefix}{i}", submit[i], name, g, batch * g, length[i], gpu,
-                                       {"source": "synthetic"}))
-    return jobs
+    sizes_l = gpus.tolist()
+    pinned: list[str | None] = [None] * n
+    if pin_gpu_types and cluster is not None:
+        for i, g in enumerate(sizes_l):
+            ok = np.where(type_counts >= g, share, 0.0)
+            cdf = np.cumsum(ok / ok.sum())
+            pinned[i] = type_names[int(min(np.searchsorted(cdf, pins[i], side="right"), len(cdf) - 1))]
+    return _Columns(submit, sizes_l, chosen, length, pinned)
 
 
 def offered_load(jobs: list[JobSpec], cluster_gpus: int, window_s: float) -> float:
@@ -299,21 +333,16 @@ def philly_at_load(cluster: Cluster, n_jobs: int, seed: int = 0, *, load: float 
     if (load is None) == (days is None):
         raise InputError("give exactly one of load and days", field="load")
     _check_args(n_jobs=n_jobs, load=load, days=days, max_duration_s=max_duration_s)
-    jobs = generate(n_jobs, arrival="batch", seed=seed, cluster=cluster, pin_gpu_types=pin_gpu_types,
-                    max_duration_s=max_duration_s)
+    cols = _generate_columns(n_jobs, arrival="batch", seed=seed, cluster=cluster, pin_gpu_types=pin_gpu_types,
+                             max_duration_s=max_duration_s)
     if days is not None:
         window = days * 86400.0
     else:
-        work = math.fsum(j.num_gpus * j.duration_s for j in jobs)
+        work = math.fsum(g * d for g, d in zip(cols.gpus, cols.length))
         window = work / (load * cluster.num_gpus)
     # a second stream of the same seed: the sizes stay those of generate(seed) whatever the window
     rng = np.random.Generator(np.random.PCG64([seed, 1]))
     sums = np.cumsum(rng.exponential(1.0, n_jobs))
     span = sums[-1] - sums[0]
     times = (sums - sums[0]) / span * window if span > 0 else np.zeros(n_jobs)
-    submit = np.round(times, 3).tolist()
-    out = []
-    for j, t in zip(jobs, submit):
-        out.append(unchecked_spec(j.job_id, t, j.model, j.num_gpus, j.batch_size, j.duration_s, j.gpu_type,
-                                  j.extra))
-    return out
+    return _specs(cols, np.round(times, 3).tolist())

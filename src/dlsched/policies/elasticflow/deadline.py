@@ -81,6 +81,7 @@ class ElasticFlow(ElasticFlowLS):
         return min(self._profile(cluster, job)[1])
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        self._perf = view.perf
         self._classify(view.cluster)
         if self._incremental_ok(view):  # no deadline job active: nothing to drop (incremental.py)
             self._rejected = set()

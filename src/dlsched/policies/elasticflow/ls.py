@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 
+from dlsched.core.feasible import shape_runs
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, apply_targets, power_counts,
@@ -61,6 +62,7 @@ class ElasticFlowLS(ChargesReplanning, JobPolicy):
 
     def reset(self) -> None:
         self._thr: dict[str, tuple[int, dict[int, float]]] = {}  # job -> (type, {count: norm thr})
+        self._perf = None  # the engine's perf model, for which shapes can run (set each round)
         self._admitted: dict[str, JobState] = {}
         self._rejected: set[str] = set()  # dropped by admission control (deadline-aware subclass)
         # the incremental round's record (incremental.py)
@@ -191,9 +193,13 @@ class ElasticFlowLS(ChargesReplanning, JobPolicy):
         model = get_model(spec.model, spec.params)
         cap = min(MAX_GPUS_PER_JOB, int(cluster.type_gpus[t]))
         thr, iters = {}, {}
+        perf = self._perf
         for n in power_counts(1, 1, cap):
             cell = est.dp_only(model, spec.batch_size, cluster.gpu_types[t].name, n)
-            if cell is not None:
+            # the profile is the policy's estimate, but which shapes can run is the engine's
+            # answer (core/feasible.py): a shape the estimate fits and the engine prices as
+            # not running would be placed and fail
+            if cell is not None and (perf is None or shape_runs(perf, cluster, spec, t, n)):
                 thr[n] = cell.throughput
                 iters[n] = cell.iter_time
         if thr:
@@ -221,6 +227,7 @@ class ElasticFlowLS(ChargesReplanning, JobPolicy):
         return counts[-1]  # cannot meet even the loosened deadline: best effort, not dropped
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        self._perf = view.perf
         self._classify(view.cluster)
         if self._incremental_ok(view):
             return self._incremental_round(view)

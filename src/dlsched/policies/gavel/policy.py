@@ -55,7 +55,10 @@ of rounds the job already got on t), each job at most once per round,
 while GPUs of that type remain.  Simplification: Gavel's priorities use
 time received in seconds; we count rounds, which is the same with fixed
 rounds.  Jobs whose data-parallel plan fits no type (out of memory) are
-given their requested type with weight 1, as if profiled there.
+given their requested type with weight 1, as if profiled there (or the
+first type the engine can run the request on, where the requested cannot).
+Types the engine's perf model prices as not running the job at its size
+get no weight, whatever the estimate says (``core/feasible.py``).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
+from dlsched.core.feasible import shape_runs
 from dlsched.errors import InputError
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
@@ -248,12 +252,21 @@ class Gavel(ChargesReplanning, JobPolicy):
                     cell = est.dp_only(model, spec.batch_size, gt.name, n)
                     if cell is not None:
                         thr[t] = cell.throughput
+        if perf is not None:
+            # the weights are Gavel's estimate, but which types can run the job is the engine's
+            # answer (core/feasible.py): a type the estimate fits and the engine prices as not
+            # running would be given a share and fail there
+            thr = {t: v for t, v in thr.items() if shape_runs(perf, cluster, spec, t, n)}
         if thr:
             best = max(thr.values())
             w = {t: v / best for t, v in thr.items()}
         else:
             req = resolve_type(cluster, spec.gpu_type)
-            w = {req if req is not None else 0: 1.0}
+            req = req if req is not None else 0
+            if perf is not None and not shape_runs(perf, cluster, spec, req, n):
+                # no estimate fits anywhere: the first type the engine can run the request on
+                req = next((t for t in range(len(cluster.gpu_types)) if shape_runs(perf, cluster, spec, t, n)), req)
+            w = {req: 1.0}
         self._w[job.job_id] = w
         return w
 
