@@ -243,8 +243,12 @@ def _free_one_node(plan: Plan, job: JobState) -> tuple[int, ...] | None:
     """Free GPUs for the job on one node: same affinity, then empty, then any node."""
     n = job.spec.num_gpus
     c = plan.c
+    t = job_type(plan, job)
+    question = ("one node", n, t)  # whether any node has n free GPUs: the free map alone answers
+    if plan.no_room.get(question) == plan.free_epoch:
+        return None
     best = None
-    for node in plan.nodes_of_type(job_type(plan, job)):
+    for node in plan.nodes_of_type(t):
         if plan.scratch.free_on_node(node) < n:
             continue
         aff = plan.affinity(node)
@@ -253,6 +257,7 @@ def _free_one_node(plan: Plan, job: JobState) -> tuple[int, ...] | None:
         if best is None or key < best[0]:
             best = (key, node)
     if best is None:
+        plan.no_room[question] = plan.free_epoch
         return None
     return best_in_node(c, plan.free_in_node(best[1]), n)
 
@@ -275,13 +280,21 @@ def improve_locality(plan: Plan, ready) -> int:
         now_tier = plan.tier(own)
         if _as_tight_as_can_be(plan, job, own):
             continue
-        plan.remove(jid)
-        best = plan.pick_free(len(own), job_type(plan, job))
-        if best is not None and c.tier(best) < now_tier:
-            plan.place(job, best)
-            moves += 1
-        else:
-            plan.place(job, own, packed=jid in plan.packed)
+        # the search for tighter GPUs sees the free map with the job's own GPUs freed; it found
+        # nothing last time and no GPU has been freed or taken since: it finds nothing again
+        question, seen = ("tighter", jid), (own, plan.free_epoch)
+        if plan.no_room.get(question) != seen:
+            scratch = plan.scratch
+            scratch.release(own)  # its GPUs are its alone (sharing 1): free while it looks
+            best = plan.pick_free(len(own), job_type(plan, job))
+            scratch.allocate(own)
+            if best is not None and c.tier(best) < now_tier:
+                plan.remove(jid)
+                plan.place(job, best)
+                moves += 1
+                continue
+            plan.no_room[question] = seen
+        plan.keep(jid)  # what taking it off and putting it back did
     return moves
 
 

@@ -95,6 +95,10 @@ class Plan:
         # since anyone looked (``unsure``): introspect.improve_locality sorts them out
         self.loose: set[str] = set()
         self.unsure: set[str] = set()
+        # bumped whenever a GPU becomes free or held: a search over free GPUs that found nothing
+        # finds nothing again until it moves (``no_room``: what found nothing, at which epoch)
+        self.free_epoch = 0
+        self.no_room: dict = {}
         # called with the jobs whose sharing is about to change (before the change): the policy's
         # lazy round-robin accounting settles them at the sharing they had
         self.before_change = None
@@ -325,6 +329,7 @@ class Plan:
                 del holders[g]
                 self._refilled.pop(g, None)
                 self.scratch.release([g])
+                self.free_epoch += 1
         self.multi.discard(jid)
         self.elastic.discard(jid)
         self.loose.discard(jid)
@@ -340,6 +345,18 @@ class Plan:
         self._unhold(jid, gpus)
         self._left.add(jid)
 
+    def keep(self, jid: str) -> None:
+        """What ``remove(jid)`` then ``place`` on the same GPUs and packing does to the plan, without
+        the round trip: the job counts as changed in this call, its GPUs as emptied and held again
+        (their place in ``holder_order``), and ``version`` moves.  For an exclusive job."""
+        gpus = self.gpus[jid]
+        self.version += 2
+        self.touched.update(gpus)
+        self.repacked.add(jid)
+        for g in gpus:
+            self._refill_seq += 1
+            self._refilled[g] = self._refill_seq
+
     def drop(self, jid: str) -> list[str]:
         """The engine took ``jid`` off its GPUs between calls (it finished or was dropped): out of the
         plan, as a fresh build would leave it.  Returns its former co-holders (their sharing changed)."""
@@ -348,6 +365,7 @@ class Plan:
         self.jobs.pop(jid, None)
         self.packed.discard(jid)
         self._share.pop(jid, None)
+        self.no_room.pop(("tighter", jid), None)
         return left
 
     def place(self, job: JobState, gpus, packed: bool = False) -> None:
@@ -368,6 +386,7 @@ class Plan:
                 self._refill_seq += 1
                 self._refilled[g] = self._refill_seq
                 self.scratch.allocate([g])
+                self.free_epoch += 1
             elif before is not None:
                 before(hold)
             hold.append(jid)

@@ -153,7 +153,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
         """The last call's plan, if the engine still holds what it says; otherwise a fresh one."""
         plan, alone = self._plan, self._alone
         self._alone = []
-        if plan is not None and plan.matches(view, len(view.running())):
+        running = len(view.jobs) - len(view.queued())  # active jobs less queued ones, without a copy
+        if plan is not None and plan.matches(view, running):
             plan.begin(view, alone)
             return plan
         if plan is not None:
