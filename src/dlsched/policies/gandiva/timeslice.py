@@ -17,6 +17,13 @@ keeps those two mechanisms and nothing else (no packing, no introspection):
   move per call, and only once it has made progress (a move costs a restore).
 
 It asks to be called at the next round while jobs wait.
+
+Which running jobs are spread over nodes is kept from call to call (the
+policy placed, moved and preempted them itself; finishes arrive through
+``on_finish``), so a call costs what the queue and the spread jobs cost, not a
+pass over every running job.  Where the engine's count of running jobs
+differs from the policy's (a fault suspended a job), it looks at every
+running job again, as it once did at every call.
 """
 
 from __future__ import annotations
@@ -103,7 +110,9 @@ class TimeSlice(JobPolicy):
         # "slice" (while running: when its present slice began)
         self._origin: float | None = None  # rounds fall at origin + k * quantum
         self._last_round = 0.0  # (now - origin) / quantum at the previous call
-        self._nodes: dict[str, tuple] = {}  # job id -> (its GPUs, spread over nodes?)
+        self._nodes: dict[str, tuple] = {}  # job id -> (its GPUs, spread over nodes?, its (node, GPUs) pairs)
+        self._running: set[str] | None = None  # the running jobs as this policy left them (None: unknown)
+        self._spread: dict[str, JobState] = {}  # those of them spread over nodes
 
     def on_submit(self, job: JobState, now: float) -> None:
         job.policy_data.setdefault("served", job.spec.submit_time)
@@ -122,21 +131,12 @@ class TimeSlice(JobPolicy):
         self._last_round = rounds
         next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
         # every sort key below ends in the (unique) job id, so no list needs sorting but by its own key
-        running = view.running()
-        spread = []  # running jobs whose GPUs lie on several nodes (the only ones consolidation moves)
-        nodes = self._nodes
-        for j in running:  # one pass: every call sees every running job
-            pd = j.policy_data
-            if "slice" not in pd:
-                pd["slice"] = now  # e.g. adopted after an engine restart
-            gpus = j.allocation.gpus
-            if len(gpus) > 1:
-                seen = nodes.get(j.spec.job_id)
-                if seen is None or seen[0] is not gpus:  # worked out once per allocation
-                    per_node = _per_node(c.gpu_node, gpus)
-                    seen = nodes[j.spec.job_id] = (gpus, len(per_node) > 1, per_node)
-                if seen[1]:
-                    spread.append(j)
+        known = self._running
+        if known is None or len(known) != len(view.jobs) - len(view.queued()):
+            self._look_at_every_running_job(view, now)
+        running = None  # read from the view only where a round preempts
+        # running jobs whose GPUs lie on several nodes (the only ones consolidation moves)
+        spread = list(self._spread.values())
         expired = None  # only a round's preemptions read it: sorted on first use (nothing it reads
         # changes before the queue has been served)
         # between rounds only free GPUs are handed out: with none free, no queued job starts and
@@ -164,6 +164,7 @@ class TimeSlice(JobPolicy):
                 continue
             if gpus is None:
                 if expired is None:
+                    running = view.running()
                     expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
                                      key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
                     freeable = _gpus_by_type(c, expired)  # nothing is preempted yet
@@ -182,8 +183,10 @@ class TimeSlice(JobPolicy):
             d.preempt.append(j.job_id)
             j.policy_data["served"] = now
             del j.policy_data["slice"]
-        for jid in d.allocate:
+            self._stopped(j.job_id)
+        for jid, alloc in d.allocate.items():
             view.jobs[jid].policy_data["slice"] = now
+            self._started(view.jobs[jid], alloc.gpus, c)
         if self.consolidate:
             gone = {j.job_id for j in preempted}
             # only jobs spread over nodes can move: those, in submission order (ties by job id)
@@ -202,7 +205,8 @@ class TimeSlice(JobPolicy):
                     scratch.allocate(own)
                     continue
                 scratch.allocate(target)
-                d.allocate[j.job_id] = Allocation.of(target, j.allocation.plan)
+                d.allocate[j.job_id] = moved = Allocation.of(target, j.allocation.plan)
+                self._started(j, moved.gpus, c)
                 break  # one move per call: each costs a checkpoint and a restore
         if waiting or preempted:  # suspended jobs wait too: they compete again at the next round
             d.wakeup = next_round
@@ -210,6 +214,37 @@ class TimeSlice(JobPolicy):
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._nodes.pop(job.spec.job_id, None)
+        self._stopped(job.spec.job_id)
+
+    def _look_at_every_running_job(self, view: ClusterView, now: float) -> None:
+        """Which jobs run and which of them are spread, from the view (the first call, or after the
+        engine changed something this policy did not decide)."""
+        self._running, self._spread = set(), {}
+        c = view.cluster
+        for j in view.running():
+            pd = j.policy_data
+            if "slice" not in pd:
+                pd["slice"] = now  # e.g. adopted after an engine restart
+            self._started(j, j.allocation.gpus, c)
+
+    def _started(self, job: JobState, gpus: tuple[int, ...], c) -> None:
+        """``job`` runs on ``gpus`` (started, resumed or moved by this call's decision)."""
+        jid = job.spec.job_id
+        self._running.add(jid)
+        seen = self._nodes.get(jid)
+        if len(gpus) > 1:
+            if seen is None or seen[0] != gpus:  # worked out once per allocation
+                per_node = _per_node(c.gpu_node, gpus)
+                seen = self._nodes[jid] = (gpus, len(per_node) > 1, per_node)
+            if seen[1]:
+                self._spread[jid] = job
+                return
+        self._spread.pop(jid, None)
+
+    def _stopped(self, jid: str) -> None:
+        if self._running is not None:
+            self._running.discard(jid)
+        self._spread.pop(jid, None)
 
     def _by_preempting(self, view, job, t, n, scratch, expired, already, freeable):
         """GPUs for ``job`` after suspending expired jobs (oldest slice first), or (None, ...)."""
