@@ -247,10 +247,10 @@ def _free_one_node(plan: Plan, job: JobState) -> tuple[int, ...] | None:
     question = ("one node", n, t)  # whether any node has n free GPUs: the free map alone answers
     if plan.no_room.get(question) == plan.free_epoch:
         return None
+    nodes = plan.nodes_array(t)
+    roomy = nodes[plan.scratch.node_free[nodes] >= n].tolist()  # the only nodes the loop below takes
     best = None
-    for node in plan.nodes_of_type(t):
-        if plan.scratch.free_on_node(node) < n:
-            continue
+    for node in roomy:
         aff = plan.affinity(node)
         rank = 0 if aff == n else (1 if aff == 0 else 2)
         key = (rank, plan.height(node), node)
@@ -283,7 +283,9 @@ def improve_locality(plan: Plan, ready) -> int:
         # the search for tighter GPUs sees the free map with the job's own GPUs freed; it found
         # nothing last time and no GPU has been freed or taken since: it finds nothing again
         question, seen = ("tighter", jid), (own, plan.free_epoch)
-        if plan.no_room.get(question) != seen:
+        if now_tier == Tier.RACK and not _one_node_could_hold(plan, own, job_type(plan, job)):
+            pass  # the search would return GPUs on several nodes again: no tighter tier
+        elif plan.no_room.get(question) != seen:
             scratch = plan.scratch
             scratch.release(own)  # its GPUs are its alone (sharing 1): free while it looks
             best = plan.pick_free(len(own), job_type(plan, job))
@@ -296,6 +298,26 @@ def improve_locality(plan: Plan, ready) -> int:
             plan.no_room[question] = seen
         plan.keep(jid)  # what taking it off and putting it back did
     return moves
+
+
+def _one_node_could_hold(plan: Plan, own: tuple[int, ...], t: int | None) -> bool:
+    """Some node of the type has ``len(own)`` free GPUs once ``own`` is freed: without one,
+    ``pick_free`` finds only GPUs on several nodes.  (First-free placement has its own rule:
+    the search is never skipped under it.)"""
+    scratch = plan.scratch
+    if scratch.first_free:
+        return True
+    n = len(own)
+    nodes = plan.nodes_array(t)
+    if len(nodes) and int(scratch.node_free[nodes].max()) >= n:
+        return True
+    allowed = set(plan.nodes_of_type(t)) if t is not None else None
+    mine: dict[int, int] = {}
+    for g in own:
+        node = plan.node_of(g)
+        mine[node] = mine.get(node, 0) + 1
+    return any(scratch.free_on_node(node) + k >= n for node, k in mine.items()
+               if allowed is None or node in allowed)
 
 
 def _as_tight_as_can_be(plan: Plan, job: JobState, own: tuple[int, ...]) -> bool:

@@ -195,6 +195,14 @@ class Plan:
     def nodes_of_type(self, type_id: int | None) -> tuple[int, ...]:
         return _nodes_by_type(self.c)[type_id]
 
+    def nodes_array(self, type_id: int | None) -> np.ndarray:
+        """``nodes_of_type`` as an index array (for numpy reads of the free map)."""
+        cache = self.c.derived("gandiva.nodes_array", dict)
+        got = cache.get(type_id)
+        if got is None:
+            got = cache[type_id] = np.asarray(self.nodes_of_type(type_id), dtype=np.intp)
+        return got
+
     def affine_nodes(self, n: int, among: tuple[int, ...]) -> list[int]:
         """The nodes of ``among`` whose affinity is ``n`` (> 0), in id order."""
         got = self._by_affinity.get(n)

@@ -247,11 +247,11 @@ class Gandiva(ChargesReplanning, JobPolicy):
         if self._last_call is not None and now > self._last_call:
             served.tick(now - self._last_call)
         jobs = plan.jobs
-        for jid in self._rotating.intersection(jobs):
+        for jid in [j for j in self._rotating if j in jobs]:  # (a set's intersection with a dict walks the dict)
             jobs[jid].policy_data.pop("rotating", None)  # set by the last call's rotation only
             self._rotating.discard(jid)
         acc = served.acc
-        for jid in self._new.intersection(jobs):
+        for jid in [j for j in self._new if j in jobs]:
             # a newcomer joins the round-robin level with its server's least-served job
             # (starting from zero would hand it every unshared GPU until it caught up)
             node = plan.node_of(plan.gpus[jid][0])

@@ -13,15 +13,26 @@ order as adding at every call, so the figures are bit for bit the same.
 
 from __future__ import annotations
 
+import numpy as np
+
+# a replay longer than this runs in numpy: ``dts / k`` element by element, then a running sum
+# (``add.accumulate`` adds in order, one element after the other: the same roundings as the loop)
+_VECTOR = 32
+
 
 class ServedClock:
     def __init__(self) -> None:
         self.dts: list[float] = []  # per counted call: seconds since the previous call
+        self._arr = np.zeros(1024)  # the same, as an array (its first len(dts) elements)
         # job id -> [served, calls counted, the job's policy_data (where "served" is kept)]
         self.acc: dict[str, list] = {}
 
     def tick(self, dt: float) -> None:
         """One more call counts ``dt`` seconds for every running job."""
+        n = len(self.dts)
+        if n == len(self._arr):
+            self._arr = np.concatenate((self._arr, np.zeros(n)))
+        self._arr[n] = dt
         self.dts.append(dt)
 
     def start(self, jid: str, policy_data: dict, served: float) -> None:
@@ -40,8 +51,13 @@ class ServedClock:
                 continue
             k = plan.sharing(jid)
             s = e[0]
-            for dt in dts[e[1]:]:
-                s += dt / k
+            if n - e[1] > _VECTOR:
+                part = self._arr[e[1]:n] / k
+                part[0] += s
+                s = float(np.add.accumulate(part, out=part)[-1])
+            else:
+                for dt in dts[e[1]:]:
+                    s += dt / k
             e[0] = s
             e[1] = n
             e[2]["served"] = s
@@ -60,3 +76,4 @@ class ServedClock:
     def clear(self) -> None:
         self.dts.clear()
         self.acc.clear()
+        self._arr = np.zeros(1024)

@@ -28,6 +28,7 @@ running job again, as it once did at every call.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from operator import attrgetter
 
 from dlsched.cluster.freemap import nodes_of_type
@@ -113,9 +114,34 @@ class TimeSlice(JobPolicy):
         self._nodes: dict[str, tuple] = {}  # job id -> (its GPUs, spread over nodes?, its (node, GPUs) pairs)
         self._running: set[str] | None = None  # the running jobs as this policy left them (None: unknown)
         self._spread: dict[str, JobState] = {}  # those of them spread over nodes
+        # the queue in serving order: (served, submitted, job id), sorted; a queued job's key does not
+        # change (served moves only when a job leaves the GPUs), so the order is kept, not re-sorted
+        self._order: list[tuple] = []
+        self._queued: dict[str, JobState] = {}
 
     def on_submit(self, job: JobState, now: float) -> None:
         job.policy_data.setdefault("served", job.spec.submit_time)
+        self._enqueue(job)
+
+    @staticmethod
+    def _key(job: JobState) -> tuple:
+        return job.policy_data.get("served", job.spec.submit_time), job.spec.submit_time, job.spec.job_id
+
+    def _enqueue(self, job: JobState) -> None:
+        if job.spec.job_id not in self._queued:
+            self._queued[job.spec.job_id] = job
+            insort(self._order, self._key(job))
+
+    def _dequeue(self, job: JobState) -> None:
+        if self._queued.pop(job.spec.job_id, None) is not None:
+            order = self._order
+            del order[bisect_left(order, self._key(job))]
+
+    def _queue_from(self, view: ClusterView) -> None:
+        """The queue in serving order, from the view (the first call, or after the engine queued a job
+        this policy did not send back)."""
+        self._queued = {j.spec.job_id: j for j in view.queued()}
+        self._order = sorted(self._key(j) for j in self._queued.values())
 
     @staticmethod
     def _type(view: ClusterView, job: JobState) -> int | None:
@@ -131,9 +157,11 @@ class TimeSlice(JobPolicy):
         self._last_round = rounds
         next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
         # every sort key below ends in the (unique) job id, so no list needs sorting but by its own key
-        known = self._running
-        if known is None or len(known) != len(view.jobs) - len(view.queued()):
+        known, queued = self._running, len(view.queued())
+        if known is None or len(known) != len(view.jobs) - queued:
             self._look_at_every_running_job(view, now)
+        if len(self._queued) != queued:
+            self._queue_from(view)
         running = None  # read from the view only where a round preempts
         # running jobs whose GPUs lie on several nodes (the only ones consolidation moves)
         spread = list(self._spread.values())
@@ -144,18 +172,18 @@ class TimeSlice(JobPolicy):
         # queue is neither sorted nor walked; it only asks for the next round
         if not is_round and view.free.total_free == 0:
             d = Decision()
-            if any(True for _ in view.queued()):
+            if queued:
                 d.wakeup = next_round
             return d
-        queue = sorted(view.queued(), key=lambda j: (j.policy_data.get("served", j.spec.submit_time),
-                                                     j.spec.submit_time, j.spec.job_id))
+        order, by_id = self._order, self._queued
         scratch = view.free.copy()
         preempted: list[JobState] = []
         waiting = 0
-        for i, job in enumerate(queue):
+        for i in range(len(order)):  # in serving order; started jobs leave the order after the walk
             if not is_round and scratch.total_free == 0:
-                waiting += len(queue) - i  # nothing later fits either
+                waiting += len(order) - i  # nothing later fits either
                 break
+            job = by_id[order[i][2]]
             t = self._type(view, job)
             n = job.spec.num_gpus
             gpus = pick_gpus(scratch, n, t) if scratch.free_of_type(t) >= n else None
@@ -179,14 +207,17 @@ class TimeSlice(JobPolicy):
                     freeable[k] -= v
             scratch.allocate(gpus)
             d.allocate[job.job_id] = Allocation.of(gpus)
+        for jid, alloc in d.allocate.items():
+            job = view.jobs[jid]
+            self._dequeue(job)
+            job.policy_data["slice"] = now
+            self._started(job, alloc.gpus, c)
         for j in preempted:
             d.preempt.append(j.job_id)
             j.policy_data["served"] = now
             del j.policy_data["slice"]
             self._stopped(j.job_id)
-        for jid, alloc in d.allocate.items():
-            view.jobs[jid].policy_data["slice"] = now
-            self._started(view.jobs[jid], alloc.gpus, c)
+            self._enqueue(j)
         if self.consolidate:
             gone = {j.job_id for j in preempted}
             # only jobs spread over nodes can move: those, in submission order (ties by job id)
@@ -215,6 +246,7 @@ class TimeSlice(JobPolicy):
     def on_finish(self, job: JobState, now: float) -> None:
         self._nodes.pop(job.spec.job_id, None)
         self._stopped(job.spec.job_id)
+        self._dequeue(job)
 
     def _look_at_every_running_job(self, view: ClusterView, now: float) -> None:
         """Which jobs run and which of them are spread, from the view (the first call, or after the

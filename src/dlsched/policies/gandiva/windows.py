@@ -65,7 +65,7 @@ class Windows:
             job = jobs.get(jid)
             if job is not None and job.policy_data.get("win") is win:
                 popped.append(jid)
-        look = self._dirty.intersection(jobs)
+        look = {jid for jid in self._dirty if jid in jobs}
         look.update(popped)
         self._dirty = set()
         started = observe(view, plan, now, self.window_s, sorted(look))
