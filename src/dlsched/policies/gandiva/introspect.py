@@ -277,15 +277,15 @@ def improve_locality(plan: Plan, ready) -> int:
         own = plan.gpus[jid]
         if len(own) < 2 or plan.sharing(jid) > 1 or not ready(jid) or len(own) != job.spec.num_gpus:
             continue
-        now_tier = plan.tier(own)
-        if _as_tight_as_can_be(plan, job, own):
-            continue
+        now_tier = plan.tier(own)  # (loose: not yet as tight as that many GPUs can be)
         # the search for tighter GPUs sees the free map with the job's own GPUs freed; it found
         # nothing last time and no GPU has been freed or taken since: it finds nothing again
         question, seen = ("tighter", jid), (own, plan.free_epoch)
-        if now_tier == Tier.RACK and not _one_node_could_hold(plan, own, job_type(plan, job)):
-            pass  # the search would return GPUs on several nodes again: no tighter tier
-        elif plan.no_room.get(question) != seen:
+        if plan.no_room.get(question) == seen:
+            pass
+        elif now_tier == Tier.RACK and not _one_node_could_hold(plan, own, job_type(plan, job)):
+            plan.no_room[question] = seen  # the search would return GPUs on several nodes again
+        else:
             scratch = plan.scratch
             scratch.release(own)  # its GPUs are its alone (sharing 1): free while it looks
             best = plan.pick_free(len(own), job_type(plan, job))
@@ -311,13 +311,13 @@ def _one_node_could_hold(plan: Plan, own: tuple[int, ...], t: int | None) -> boo
     nodes = plan.nodes_array(t)
     if len(nodes) and int(scratch.node_free[nodes].max()) >= n:
         return True
-    allowed = set(plan.nodes_of_type(t)) if t is not None else None
+    node_free = scratch.node_free
     mine: dict[int, int] = {}
     for g in own:
         node = plan.node_of(g)
         mine[node] = mine.get(node, 0) + 1
-    return any(scratch.free_on_node(node) + k >= n for node, k in mine.items()
-               if allowed is None or node in allowed)
+    # a typed job's own GPUs are of its type: each node it holds GPUs on is one the search may take
+    return any(int(node_free[node]) + k >= n for node, k in mine.items())
 
 
 def _as_tight_as_can_be(plan: Plan, job: JobState, own: tuple[int, ...]) -> bool:

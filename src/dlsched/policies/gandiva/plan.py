@@ -104,6 +104,7 @@ class Plan:
         self.before_change = None
         self._refilled: dict[int, int] = {}  # GPU -> order of its (re)insertion into holders in this call
         self._refill_seq = 0
+        self._changed: set[str] | None = None  # what decision() found changed
         self._left: set[str] = set()  # jobs that lost every GPU in this call
         self.scratch = view.free.copy()
         # one holder per held GPU in the scratch copy: the plan keeps its own holder lists, the scratch
@@ -354,14 +355,13 @@ class Plan:
         self._left.add(jid)
 
     def keep(self, jid: str) -> None:
-        """What ``remove(jid)`` then ``place`` on the same GPUs and packing does to the plan, without
-        the round trip: the job counts as changed in this call, its GPUs as emptied and held again
-        (their place in ``holder_order``), and ``version`` moves.  For an exclusive job."""
-        gpus = self.gpus[jid]
+        """What ``remove(jid)`` then ``place`` on the same GPUs and packing leaves behind, without the
+        round trip, for a job alone on its GPUs: its GPUs count as emptied and held again (their
+        place in ``holder_order``) and ``version`` moves.  (The round trip also listed the job among
+        the changed ones; for a job alone on unchanged GPUs that changes no decision, window or
+        mode, so it is not listed.)"""
         self.version += 2
-        self.touched.update(gpus)
-        self.repacked.add(jid)
-        for g in gpus:
+        for g in self.gpus[jid]:
             self._refill_seq += 1
             self._refilled[g] = self._refill_seq
 
@@ -434,7 +434,8 @@ class Plan:
         """Every job whose GPUs or mode the plan changed, in a fixed order (deterministic)."""
         self._consistent_modes()
         d = Decision()
-        for jid in sorted(self.changed(), key=lambda j: (self.jobs[j].spec.submit_time, j)):
+        self._changed = changed = self.changed()  # end_call reads it (nothing moves in between)
+        for jid in sorted(changed, key=lambda j: (self.jobs[j].spec.submit_time, j)):
             new = self.allocation(jid)
             old = self.jobs[jid].allocation
             if old is None or old.gpus != new.gpus or old.mode != new.mode:
@@ -479,7 +480,8 @@ class Plan:
         """After ``decision``: the engine now runs every planned job in the mode ``mode`` gives it, so
         the packed flag of a job left alone is dropped (as the engine's "exclusive" says).
         Returns the jobs the call changed."""
-        changed = self.changed()
+        changed = self._changed if self._changed is not None else self.changed()
+        self._changed = None
         packed = self.packed
         for jid in changed:
             if jid in packed and self.sharing(jid) <= 1:
