@@ -63,8 +63,11 @@ class _NodeRoom:
         if self.exact:
             return True
         n = len(own)
-        if self.most[t] >= n:
+        most = self.most[t]
+        if most >= n:
             return True
+        if most + per_node[0][1] < n:  # no node has more free than ``most``; the job holds at most that many on one
+            return False
         free, node_type = self.free, self.node_type
         return any(free[node] + k >= n for node, k in per_node if t is None or node_type[node] == t)
 
@@ -82,11 +85,43 @@ def _gpus_by_type(c, jobs) -> dict[int | None, int]:
 
 
 def _per_node(gpu_node, gpus) -> tuple[tuple[int, int], ...]:
+    """(node, the job's GPUs there) for each node of ``gpus``, most GPUs first."""
     mine: dict[int, int] = {}
     for g in gpus:
         node = int(gpu_node[g])
         mine[node] = mine.get(node, 0) + 1
-    return tuple(mine.items())
+    return tuple(sorted(mine.items(), key=lambda nk: -nk[1]))
+
+
+class _Expired:
+    """Running jobs whose slice expired, oldest slice first, as a round's preemptions walk them:
+    per GPU type (of each job's first GPU; None: all), each list walked from its first job not
+    yet taken.  Taking jobs one queued job at a time from the front keeps a round's walks linear
+    in the expired jobs, where a walk from the start past every job taken so far was quadratic."""
+
+    def __init__(self, jobs: list[JobState], c) -> None:
+        self.lists: dict[int | None, list[JobState]] = {None: jobs}
+        for e in jobs:
+            self.lists.setdefault(int(c.gpu_type_idx[e.allocation.gpus[0]]), []).append(e)
+        self.head = dict.fromkeys(self.lists, 0)
+        self.taken: set[int] = set()  # id() of the jobs taken
+
+    def walk(self, t: int | None):
+        """The jobs of type ``t`` (any type: None) not taken yet, in order."""
+        jobs = self.lists.get(t)
+        if jobs is None:
+            return
+        taken = self.taken
+        i = self.head[t]
+        while i < len(jobs) and id(jobs[i]) in taken:
+            i += 1
+        self.head[t] = i
+        for e in jobs[i:]:
+            if id(e) not in taken:
+                yield e
+
+    def take(self, jobs: list[JobState]) -> None:
+        self.taken.update(map(id, jobs))
 
 
 @register("timeslice")
@@ -196,13 +231,14 @@ class TimeSlice(JobPolicy):
                     expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
                                      key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
                     freeable = _gpus_by_type(c, expired)  # nothing is preempted yet
-                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted,
-                                                            freeable)
+                    expired = _Expired(expired, c)
+                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, freeable)
                 if gpus is None:
                     waiting += 1
                     continue
                 scratch = scratch2
                 preempted += taken
+                expired.take(taken)
                 for k, v in _gpus_by_type(c, taken).items():
                     freeable[k] -= v
             scratch.allocate(gpus)
@@ -278,20 +314,16 @@ class TimeSlice(JobPolicy):
             self._running.discard(jid)
         self._spread.pop(jid, None)
 
-    def _by_preempting(self, view, job, t, n, scratch, expired, already, freeable):
-        """GPUs for ``job`` after suspending expired jobs (oldest slice first), or (None, ...)."""
-        c = view.cluster
+    def _by_preempting(self, view, job, t, n, scratch, expired: _Expired, freeable):
+        """GPUs for ``job`` after suspending expired jobs (oldest slice first, not taken yet, of the
+        job's GPU type if it has one: others' GPUs would not help), or (None, ...)."""
         # at most every eligible expired job's GPUs come free (``freeable``, kept by the caller):
         # if even that is short, the walk below (a copy, then a release per job) finds nothing
         if scratch.free_of_type(t) + freeable.get(t, 0) < n:
             return None, scratch, []
         trial = None
         taken = []
-        for e in expired:
-            if e in already:
-                continue
-            if t is not None and int(c.gpu_type_idx[e.allocation.gpus[0]]) != t:
-                continue  # its GPUs would not help
+        for e in expired.walk(t):
             trial = trial or scratch.copy()
             trial.release(e.allocation.gpus)
             taken.append(e)
