@@ -22,6 +22,7 @@ from typing import Any
 
 from dlsched import defaults as D
 from dlsched.errors import InputError
+from dlsched.perf.default import DEFAULT_PERF
 from dlsched.run.spec import DEFAULT_CLUSTER, RunSpec
 
 
@@ -79,7 +80,7 @@ def make_spec(*, cluster: str | dict = DEFAULT_CLUSTER, placement: str = "packed
          trace: str | None = None, format: str = "auto", jobs: int | None = None, days: float | None = None,
          arrival_rate: float = 1.0, workload: str | None = None, load: float | None = None,
          time_scale: float | None = None, skip_bad_rows: bool = False, fit_requests: bool = False, seed: int = 0,
-         perf: str = "adaptive", tier_profile: str | None = None, throughputs: str | None = None,
+         perf: str = DEFAULT_PERF, tier_profile: str | None = None, throughputs: str | None = None,
          network: str = "off", comm: str | None = None, comm_levels: int = 8, comm_reserved: int = 2,
          charge_self_collisions: bool = False, start_overhead: float = D.START_OVERHEAD_S,
          restore_base: float = D.RESTORE_BASE_S, restore_per_gb: float = D.RESTORE_S_PER_GB,

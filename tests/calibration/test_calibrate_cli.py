@@ -16,12 +16,16 @@ from dlsched.workload.readers.profiles import IterationRow, write_iterations
 
 @pytest.fixture(scope="module")
 def profile(tmp_path_factory):
-    """A measured-looking table: bert on A100s and V100s, 1.6x slower than the analytic defaults."""
+    """A measured-looking table: bert on A100s and V100s, 1.6x slower than the analytic defaults
+    (with the activation traffic the calibration always prices: the structure it fits)."""
+    from dataclasses import replace
+
+    base = replace(DEFAULT_PARAMS, activation_passes=F.ACTIVATION_PASSES)
     rows = [IterationRow("bert", s, b, g, n, gpn, 1.0, 0) for g in ("A100-40G", "V100") for s in ("760M", "1.3B")
             for b in (128, 256) for n, gpn in ((1, 1), (1, 2), (1, 4), (2, 2), (2, 4))]
     runs, _ = F.resolve_runs(rows, Cluster.load("crius-sim"))
     out = [IterationRow(r.row.model, r.row.param, r.row.batch, r.row.gpu_type, r.row.nodes, r.row.gpus_per_node,
-                        1.6 * t, 0) for r in runs if (t := F.price_run(r, DEFAULT_PARAMS)) is not None]
+                        1.6 * t, 0) for r in runs if (t := F.price_run(r, base)) is not None]
     path = tmp_path_factory.mktemp("prof") / "mine.csv"
     write_iterations(path, out)
     return path
@@ -66,6 +70,20 @@ def test_perf_prints_best_plan_and_split(capsys):
     assert "simulator's price for 8 A100-40G on 2 nodes" in out
 
 
+def test_calibrated_is_the_default_and_adaptive_stays_by_name(capsys):
+    from dlsched.cli import build_parser
+    from dlsched.commands._common import spec_from_args
+
+    assert build_parser().parse_args(["simulate"]).perf == "calibrated"
+    assert spec_from_args(build_parser().parse_args(["simulate"]), "fcfs").perf.model == "calibrated"
+    assert build_parser().parse_args(["simulate", "--perf", "adaptive"]).perf == "adaptive"
+    argv = ["perf", "bert", "--params", "1.3B", "--cluster", "crius-sim", "--nodes", "2", "--gpus-per-node", "4"]
+    assert main(argv) == 0
+    assert "calibrated parameters" in capsys.readouterr().out
+    assert main(argv + ["--perf", "adaptive"]) == 0
+    assert "analytic parameters" in capsys.readouterr().out
+
+
 def test_simulate_runs_with_perf_params(profile, tmp_path, shared_dir, capsys):
     out = tmp_path / "p.json"
     assert main(["perf", "calibrate", str(profile), "--out", str(out)]) == 0
@@ -86,6 +104,9 @@ def test_simulate_runs_with_perf_params(profile, tmp_path, shared_dir, capsys):
     (["perf", "bert", "6", "--params", "1.3B", "--cluster", "crius-sim", "--nodes", "4", "--gpus-per-node", "2"],
      "not 6"),
     (["simulate", "--perf", "placement", "--perf-params", "x.json"], "calibrated"),
+    (["simulate", "--perf", "adaptive", "--perf-params", "x.json"], "calibrated"),
+    (["perf", "bert", "--params", "1.3B", "--cluster", "crius-sim", "--nodes", "2", "--gpus-per-node", "4",
+      "--perf", "adaptive", "--perf-params", "x.json"], "calibrated"),
     (["perf", "bert", "8", "--params", "1.3B", "--perf-params", "nope.json"], "no such file"),
 ])
 def test_errors_are_clear(argv, words, capsys):

@@ -96,6 +96,31 @@ def test_headroom_lets_every_measured_run_fit(cluster):
     assert all(F.price_run(r, fixed) is not None for r in runs)
 
 
+def test_headroom_margin_is_the_memory_fits_over_statement(cluster):
+    runs = _synthetic_runs(cluster)
+    big = replace(DEFAULT_PARAMS, memory_scale=(("transformer", 4.0, 4.0),))
+    plain = F.fit_headroom(runs, big)["transformer"]
+    mem = F.MemoryFit({}, 0.0, 0, 0.0, over={"transformer": 0.25, "": 0.5})
+    assert F.fit_headroom(runs, big, mem)["transformer"] == pytest.approx(tuple(x / 1.25 for x in plain))
+    # a family without DP rows takes the pooled figure; an under-statement leaves no margin
+    assert mem.margin("moe") == 0.5 and F.MemoryFit({}, 0.0, 0, 0.0, over={"cnn": -0.1}).margin("cnn") == 0.0
+
+
+def test_activation_traffic_slows_narrow_models_most(cluster):
+    """Memory-bound element-wise work grows as S h + a S^2 per layer, GEMMs as S h^2."""
+    from dlsched.perf.parallel.hardware import Hardware, TierLinks
+    from dlsched.perf.parallel.search import optimal_plan
+
+    hw = Hardware.of("A100-40G", TierLinks.from_cluster(cluster, "A100-40G"))
+    traffic = replace(DEFAULT_PARAMS, activation_passes=F.ACTIVATION_PASSES)
+    slow = {}
+    for param in ("760M", "6.7B"):
+        model = get_model("bert", param)
+        slow[param] = optimal_plan(model, 256, hw, 8, traffic)[0] / optimal_plan(model, 256, hw, 8)[0]
+    assert slow["760M"] > slow["6.7B"] > 1.0
+    assert DEFAULT_PARAMS.activation_passes == 0.0  # the analytic model has no such term
+
+
 def test_packing_fit_recovers_known_figures():
     true_p = {"cnn": 0.4, "rnn": 1.2}
     true_s = {"cnn": 0.7, "rnn": 0.5}
@@ -125,3 +150,18 @@ def test_spread_fit_is_the_median_per_halving():
     rows = [PK.SpreadRow("a", "V100", w, 0.8 ** math.log2(w), k) for k, w in enumerate((2, 4, 8))]
     assert PK.fit_spread(rows) == pytest.approx(0.8)
     assert PK.fit_spread([]) is None
+
+
+def test_params_file_keeps_activation_passes(tmp_path):
+    from dlsched.errors import InputError
+
+    p = CalibratedParams(activation_passes=8.0)
+    p.save(tmp_path / "p.json")
+    back = CalibratedParams.load(tmp_path / "p.json")
+    assert back.activation_passes == 8.0 and back.cost_params().activation_passes == 8.0
+    data = p.to_json()
+    data["activation_passes"] = -1
+    with pytest.raises(InputError, match="activation_passes"):
+        CalibratedParams.from_json(data, "x.json")
+    del data["activation_passes"]  # files written before the term: none
+    assert CalibratedParams.from_json(data, "x.json").activation_passes == 0.0

@@ -81,7 +81,7 @@ def test_default_command_runs_embedded_default(tmp_path, monkeypatch, capsys):
     assert params["synthetic_jobs"] == 50 and params["offered_load"] == pytest.approx(1.0)
     assert params["arrival_window_h"] == pytest.approx(params["offered_gpu_hours"] / 1280, rel=1e-3)
     assert "synthetic_days" not in params
-    assert params["perf_model"] == "AdaptivePerfModel"
+    assert params["perf_model"] == "CalibratedPerfModel"  # the default perf model: the shipped fit
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -13,10 +13,8 @@ from dlsched.policies.common.replan_costs import ChargesReplanning, ReplanCosts
 from dlsched.policies.registry import make_policy, policy_names
 from dlsched.workload.job import JobSpec
 
-# outside the rule (engine's default restore cost): their own papers' preemption costs are
-# being revisited on the Dally/Tiresias side; their traces' models are data-parallel only, where
-# the rule's re-planning part is 0 s anyway
-OUTSIDE = {"dally", "dally-consolidated", "dally-manual", "dally-nowait", "dally-reoffer", "tiresias", "timeslice"}
+# every registered policy is under the rule (none keeps the engine's default restore cost)
+OUTSIDE: set[str] = set()
 
 
 def _large(gpus=8) -> JobState:
@@ -40,14 +38,16 @@ def test_same_change_same_price_for_every_full_search_policy(testbed, costs):
     a8 = Allocation.of(range(8))
     want = ReplanCosts("full", costs).price(testbed, _large(), (int(testbed.gpu_type_idx[0]), 8))
     assert want > 0
-    for n in ("fcfs", "fcfs-backfill", "gavel", "gavel-admit", "gandiva", "elasticflow-ls", "sia"):
+    for n in ("fcfs", "fcfs-backfill", "gavel", "gavel-admit", "gandiva", "elasticflow-ls", "sia",
+              "dally", "dally-manual", "dally-nowait", "dally-consolidated", "dally-reoffer", "tiresias",
+              "timeslice"):
         p = make_policy(n, costs=costs)
         assert p.overhead(testbed, _large(), None, a8, "start") == pytest.approx(want), n
         # a change back onto a shape the job has a plan for: checkpoint-resume, 0 s, for everyone
-        # (Gandiva adds its paper's measured suspend-resume of time-slicing, at most 1 s)
+        # (Gandiva and its time-slicing add Gandiva's measured suspend-resume, at most 1 s)
         job = _large()
         p.overhead(testbed, job, None, a8, "start")
-        assert p.overhead(testbed, job, a8, a8, "resume") == (1.0 if n == "gandiva" else 0.0), n
+        assert p.overhead(testbed, job, a8, a8, "resume") == (1.0 if n in ("gandiva", "timeslice") else 0.0), n
 
 
 def test_crius_pays_its_cheaper_search_by_the_same_rule(testbed):
@@ -60,8 +60,33 @@ def test_crius_pays_its_cheaper_search_by_the_same_rule(testbed):
 
 def test_data_parallel_model_has_no_search(testbed):
     # one plan: nothing to search, so nothing to charge under derived costs
-    for n in ("fcfs", "crius", "sia"):
+    for n in ("fcfs", "crius", "sia", "dally", "tiresias", "timeslice"):
         assert make_policy(n).overhead(testbed, _small(), None, Allocation.of([0]), "start") == 0.0
+
+
+def test_preempted_job_resumes_by_the_rule_not_the_engine_default(testbed):
+    # Dally's and Tiresias's preemptions resume a checkpoint: 0 s on a shape the job has a plan for,
+    # a plan search on a new one (as for every policy), never the engine's restore default
+    a8, b8 = Allocation.of(range(8)), Allocation.of(range(8, 16))
+    for n in ("dally", "tiresias"):
+        p = make_policy(n)
+        job = _small()
+        assert p.overhead(testbed, job, None, Allocation.of([0]), "start") == 0.0
+        assert p.overhead(testbed, job, None, Allocation.of([1]), "resume") == 0.0
+        big = _large()
+        first = p.overhead(testbed, big, None, a8, "start")
+        assert first > 0 and p.overhead(testbed, big, None, b8, "resume") == 0.0
+        assert p.overhead(testbed, big, None, Allocation.of(range(4)), "resume") > 0  # a new shape
+
+
+def test_timeslice_pays_gandivas_measured_mechanisms_above_the_rule(testbed):
+    # a small data-parallel job: the rule charges 0 s, Gandiva's measurements more
+    p, g = make_policy("timeslice"), make_policy("gandiva")
+    job = _small()
+    one, other = Allocation.of([0]), Allocation.of([testbed.num_gpus - 1])
+    for kind, old in (("resume", None), ("migrate", one)):
+        got = p.overhead(testbed, job, old, other, kind)
+        assert got > 0 and got == g.overhead(testbed, _small(), old, other, kind), kind
 
 
 def test_cell_profiling_types_in_parallel(testbed):

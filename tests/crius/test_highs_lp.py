@@ -87,3 +87,27 @@ def test_warm_starts_reach_the_cold_optimum(seed):
         assert (xw.sum(axis=1) <= 1 + 1e-9).all()
         assert ((sizes[:, None] * xw).sum(axis=0) <= np.asarray(cap) + 1e-9).all()
     assert warm.warm_starts > 0
+
+
+@pytest.mark.parametrize("load", _bindings())
+@pytest.mark.parametrize("seed", range(8))
+def test_sia_lp_same_vertex_and_value_as_linprog_highs_ds(seed, load, monkeypatch):
+    """Sia's relaxation (dual simplex, presolve off) through the binding: ``linprog``'s x and fun, bit for bit."""
+    from scipy.optimize import linprog
+    from scipy.sparse import csc_array
+
+    rng = np.random.default_rng(100 + seed)
+    nj, nt = int(rng.integers(3, 80)), int(rng.integers(1, 5))
+    jobs_idx = np.repeat(np.arange(nj), nt * 3)
+    types = np.tile(np.repeat(np.arange(nt), 3), nj)
+    counts = np.tile([1, 2, 4], nj * nt)
+    value = rng.choice([1.0, 1.5, 2.0, 2.5], size=len(jobs_idx)) * (1 + counts / 8)  # ties on purpose
+    cap = rng.integers(2, 40, size=nt).astype(float)
+    indptr, indices, data = highs_lp.assignment_columns(jobs_idx, nj + types, counts)
+    b = np.concatenate([np.ones(nj), cap])
+    a = csc_array((data, indices, indptr), shape=(len(b), len(value)))
+    ref = linprog(-value, A_ub=a, b_ub=b, bounds=(0, 1), method="highs-ds", options={"presolve": False})
+    monkeypatch.setattr(highs_lp, "_BINDING", False)
+    monkeypatch.setattr(highs_lp, "_highspy", load)
+    x, fun = highs_lp.solve_box_lp_value(value, indptr, indices, data, b, presolve=False, simplex=True)
+    assert np.array_equal(x, ref.x) and fun == ref.fun

@@ -100,3 +100,15 @@ def test_quick_grid_point_gives_every_claim_a_verdict(tmp_path):
     assert all(r.verdict in ("reproduced", "mixed", "not reproduced") for r in results)
     assert set(next(iter(runs.values()))) == set(dg.GRID_SCHEDULERS)
     assert set(dg.tuner_fallbacks(runs)) == {"machine", "rack"}
+
+
+def test_gandiva_runs_network_agnostic_as_dally_ran_it(tmp_path):
+    import json
+
+    c = Cluster.load("dally-2racks")
+    jobs = exp.workload("batch", c, n_jobs=12)
+    exp.run_one("batch", 2, "gandiva", out=tmp_path / "g", jobs=jobs)
+    params = json.loads((tmp_path / "g" / "summary.json").read_text())["params"]
+    assert '"racks": false' in json.dumps(params)
+    exp.run_one("batch", 2, "gandiva", options={"racks": True}, out=tmp_path / "r", jobs=jobs)
+    assert '"racks": false' not in json.dumps(json.loads((tmp_path / "r" / "summary.json").read_text())["params"])

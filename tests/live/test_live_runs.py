@@ -52,6 +52,17 @@ def test_fidelity_against_the_simulator(fcfs_store):
     assert fid.rel_error <= 0.10
 
 
+def test_the_replay_reruns_from_its_summary(fcfs_store, tmp_path):
+    """The replay is a RunSpec: its results folder's summary.json reruns it to the same bytes."""
+    from dlsched.cli import main
+    from dlsched.live.sim_replay import compare
+
+    compare(fcfs_store, "fcfs", out=tmp_path / "replay")
+    assert main(["simulate", "--spec", str(tmp_path / "replay"), "--quiet", "--out", str(tmp_path / "again")]) == 0
+    for name in ("jobs.csv", "series.csv", "summary.json"):
+        assert (tmp_path / "replay" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+
+
 def test_timeslice_suspends_resumes_and_migrates(ray_cluster, state_dir):
     svc = run_service(state_dir, make_policy("timeslice", quantum_s=4.0), [EXAMPLES / "trace6.yaml"])
     st = svc.store

@@ -334,3 +334,19 @@ def test_a_model_the_table_does_not_know_runs_at_the_wrapped_models_speed(times,
     assert m.price(job, gpus) == base.price(job, gpus)
     rep = m.describe()["replay"]
     assert rep["jobs_priced_by_model"] == 1 and rep["models_not_in_table"] == ["resnet50"]
+
+
+def test_replay_table_and_calibration_read_the_same_rows(tmp_path, times):
+    """One reader: the replay's look-up table is built from the calibration's rows."""
+    from dlsched.perf.measured.arena import gpu_key
+    from dlsched.workload.readers.profiles import read_profile
+
+    p = tmp_path / "times.csv"
+    p.write_text(TIMES)
+    rows = read_profile(p).rows
+    assert len(rows) == len(times.times)
+    for r in rows:
+        assert times.times[(r.model, r.param, r.batch, gpu_key(r.gpu_type), r.nodes, r.gpus_per_node)] == r.iter_time_s
+    (tmp_path / "m.csv").write_text(MEMORY)
+    mem = read_arena_memory(tmp_path / "m.csv").memory
+    assert {(r.model, r.param, r.batch, r.gpus): r.per_gpu_mem_gb for r in read_profile(tmp_path / "m.csv").rows} == mem

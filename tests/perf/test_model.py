@@ -34,11 +34,17 @@ def perf(dally):
     return PlacementPerfModel(dally)
 
 
-def test_default_perf_model_is_adaptive_over_placement(dally):
+def test_default_perf_model_is_calibrated_over_placement(dally):
+    from dlsched.perf.calibration.model import CalibratedPerfModel
+    from dlsched.perf.calibration.params import shipped
     from dlsched.perf.parallel.adaptive import AdaptivePerfModel
 
     m = default_perf_model(dally)
-    assert isinstance(m, AdaptivePerfModel) and isinstance(m.fallback, PlacementPerfModel)
+    assert isinstance(m, CalibratedPerfModel) and isinstance(m.fallback, PlacementPerfModel)
+    assert m.estimator.params == shipped().cost_params()  # the shipped fit, not the analytic defaults
+    # the analytic model stays available by name
+    a = default_perf_model(dally, "adaptive")
+    assert type(a) is AdaptivePerfModel and a.estimator.params != m.estimator.params
     # a data-parallel zoo model is priced exactly as the placement model prices it
     job = JobSpec("j", 0.0, "resnet50", 8, total_iterations=10, batch_size=64)
     assert m.price(job, np.arange(8)).total == PlacementPerfModel(dally).price(job, np.arange(8)).total

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from dlsched import defaults as D
 from dlsched.commands._argtypes import (non_negative_float, non_negative_int, positive_float,
                                         positive_int)
-from dlsched.perf.default import PERF_MODELS
+from dlsched.perf.default import DEFAULT_PERF, PERF_MODELS
 
 DEFAULT_CLUSTER, DEFAULT_JOBS, DEFAULT_DAYS, PLACEMENTS = D.CLUSTER, D.JOBS, D.DAYS, D.PLACEMENTS
 
@@ -39,14 +39,15 @@ def add_input_args(p: argparse.ArgumentParser) -> None:
     add_load_args(p)
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="random seed, 0 or more (synthetic trace and policies)")
-    p.add_argument("--perf", default="adaptive", type=perf_name, metavar="NAME",
+    p.add_argument("--perf", default=DEFAULT_PERF, type=perf_name, metavar="NAME",
                    help=f"performance model pricing allocations: {', '.join(PERF_MODELS)}, an installed "
-                        "plugin or file.py:factory (adaptive: large models at their best 3D-parallel plan, "
-                        "others by placement; default; calibrated: adaptive with the parameters fitted to "
-                        "measured GPU runs, docs/perf-model.md)")
+                        "plugin or file.py:factory (calibrated, the default: large models at their best "
+                        "3D-parallel plan under parameters fitted to measured GPU runs, others by placement "
+                        "with fitted packing figures; adaptive: the same under the analytic defaults; "
+                        "docs/perf-model.md)")
     p.add_argument("--perf-params", default=None, metavar="FILE",
-                   help="calibrated parameters from `dlsched perf calibrate --out FILE` (implies --perf "
-                        "calibrated; default: the fit shipped with dlsched)")
+                   help="calibrated parameters from `dlsched perf calibrate --out FILE` for --perf "
+                        "calibrated (default: the fit shipped with dlsched)")
     p.add_argument("--tier-profile", default=None, metavar="NAME|CSV",
                    help="per-model communication overhead at the machine/rack/network tier, as a "
                         "percentage of compute (dally-table1: Dally's Table I, as ArtISt-sim prices "
@@ -80,7 +81,7 @@ def add_load_args(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--jobs", type=positive_int, default=None,
                    help="synthetic: number of jobs (default: 13,000 x the cluster's GPUs / 1,280, at least "
-                        "100); trace or --workload: keep the first N")
+                        "100; 1,000 of CRUX's mix on the CRUX fabrics); trace or --workload: keep the first N")
     p.add_argument("--load", type=positive_float, default=None, metavar="L",
                    help="offered load: GPU-hours the jobs ask for over the GPU-hours the cluster offers "
                         f"while they arrive; only arrival times move (synthetic default {DEFAULT_LOAD:g}; "
@@ -91,7 +92,8 @@ def add_load_args(p: argparse.ArgumentParser) -> None:
                    help="synthetic: arrivals spread over this many days instead of --load (job sizes "
                         "never change)")
     p.add_argument("--workload", default=None, metavar="NAME",
-                   help="a named workload instead of the default Philly-shaped one: philly, benchmark, "
+                   help="a named workload instead of the default (Philly-shaped; CRUX's mix on crux-clos, "
+                        "crux-double-sided and crux-lingjun): philly, benchmark, "
                         "dally-batch, dally-poisson, gandiva, crux, crius-sim, crius-helios, crius-testbed "
                         "(docs/workloads.md)")
 
@@ -180,7 +182,7 @@ def spec_from_args(args, policy: str | None = None, options: dict | None = None)
                               name=args.workload, load=args.load, time_scale=args.time_scale),
         cluster=ClusterSpec(args.cluster, args.placement),
         policy=PolicySpec(policy, dict(options or {})),
-        perf=PerfSpec("calibrated" if args.perf_params is not None and args.perf == "adaptive" else args.perf,
+        perf=PerfSpec(args.perf,
                       args.tier_profile, args.throughputs, args.perf_params),
         network=NetworkSpec(args.network, args.comm, args.comm_levels, args.comm_reserved,
                             args.charge_self_collisions),

@@ -29,7 +29,7 @@ def print_best_plan(args, cluster, model) -> int:
     from dlsched.perf.parallel.profile import profile
     from dlsched.perf.parallel.search import optimal_plan
 
-    calibrated = args.perf == "calibrated" or args.perf_params is not None
+    calibrated = args.perf == "calibrated"
     if calibrated:
         from dlsched.perf.calibration.params import resolve
 

@@ -38,9 +38,9 @@ def add_parser(sub) -> None:
     g.add_argument("--nodes", type=int, default=None, help="nodes the job spans (default: as few as fit)")
     g.add_argument("--gpus-per-node", type=int, default=None,
                    help="GPUs used on each node (default: the cluster's node size, or fewer GPUs)")
-    g.add_argument("--perf", default="adaptive", choices=["adaptive", "calibrated"],
-                   help="plan cost parameters: adaptive (analytic defaults) or calibrated (fitted to measured "
-                        "runs; default for --perf-params)")
+    g.add_argument("--perf", default="calibrated", choices=["adaptive", "calibrated"],
+                   help="plan cost parameters: calibrated (fitted to measured runs, the shipped fit or "
+                        "--perf-params; default) or adaptive (analytic defaults)")
     g.add_argument("--perf-params", default=None, metavar="FILE", help="a `perf calibrate --out` file")
     p.set_defaults(func=run)
 
@@ -128,6 +128,8 @@ def run(args) -> int:
         args.gpus = args.nodes * args.gpus_per_node
     if args.gpus < 1:
         raise InputError("needs at least one GPU", field="gpus")
+    if args.perf_params is not None and args.perf != "calibrated":
+        raise InputError(f"--perf-params applies to the calibrated model, not {args.perf!r}", field="--perf-params")
     if args.perf_params is not None:  # a bad file is reported before any table is printed
         from dlsched.perf.calibration.params import CalibratedParams
 

@@ -26,6 +26,11 @@ def add_parser(sub) -> None:
                    help="submit these job files first (repeatable)")
     p.add_argument("--time-scale", type=positive_float, default=None, metavar="F",
                    help="multiply the submitted jobs' delay_s (their arrivals) by F, as on a simulated trace")
+    p.add_argument("--load", type=positive_float, default=None, metavar="L",
+                   help="move the submitted jobs' arrivals (delay_s) to an offered load L: GPU-hours they ask "
+                        "for, priced by the service's perf model, over the GPU-hours the cluster offers while "
+                        "they arrive, as simulate's --load; a live job's real speed may differ from the "
+                        "model's, so the load it then puts on the cluster may too")
     p.add_argument("--out", default=None, help="write jobs.csv / series.csv / summary.json here "
                                                "(as `dlsched simulate` does) for `dlsched report`")
     p.add_argument("--tick", type=float, default=0.2, help="seconds between scheduler rounds (default 0.2)")
@@ -72,6 +77,28 @@ def scaled_arrivals(jobs: list, factor: float | None) -> list:
     return [replace(j, delay_s=j.delay_s * factor) for j in jobs]
 
 
+def at_load(jobs: list, cluster, perf, load: float) -> tuple[list, object]:
+    """Live jobs with their arrival delays scaled so they offer ``load`` (``workload.load``: GPU-hours
+    asked, priced by ``perf`` at the requested allocations, over the GPU-hours ``cluster`` offers
+    between the first and the last arrival); returns (jobs, what they then offer)."""
+    from dlsched.workload.load import apply
+
+    specs = [j.spec.with_(submit_time=float(j.delay_s)) for j in jobs]
+    _, before = apply(specs, cluster, perf)  # --load's own errors: a batch has no window to scale
+    scaled, after = apply(specs, cluster, perf, load=load)
+    factor = after.time_scale
+    return scaled_arrivals(jobs, factor) if factor != 1.0 else jobs, after
+
+
+def load_line(offered) -> str:
+    """What ``--load`` did, in the units a live run has (seconds, not hours)."""
+    load = "none (every job at once)" if offered.offered_load is None else f"{offered.offered_load:.4g}"
+    return (f"arrivals x{offered.time_scale:.3g}: offered load {load} ({offered.gpu_hours * 3600.0:.3g} "
+            f"GPU-seconds over a {offered.window_h * 3600.0:.3g}-s arrival window on {offered.cluster_gpus} GPUs, "
+            "as the perf model prices the jobs; a live job's real speed may differ, and the load it puts on "
+            "the cluster with it)")
+
+
 def _known_jobs(state: str) -> set[str]:
     """Job names the state already holds (none if there is no state yet; nothing is created)."""
     from pathlib import Path
@@ -96,6 +123,11 @@ def _check_numbers(args) -> None:
                              ("--stall-timeout", args.stall_timeout, 0.0)):
         if value is not None and not value > low:  # also catches nan
             raise InputError(f"must be {'positive' if low == 0 else 'zero or more'}, got {value}", field=flag)
+    if args.load is not None and args.time_scale is not None:
+        raise InputError("give --load or --time-scale, not both", field="--load")
+    if (args.load is not None or args.time_scale is not None) and not args.submit:
+        raise InputError("moves the arrivals of the jobs given with --submit; none were given",
+                         field="--load" if args.load is not None else "--time-scale")
     if not 0 <= args.status_port <= 65535:
         raise InputError(f"must be a port number from 0 to 65535, got {args.status_port}", field="--status-port")
     if args.max_restarts < 0:
@@ -164,6 +196,9 @@ def run(args) -> int:
                 # again, against the cluster now known: a job that could never run here is refused
                 jobs = scaled_arrivals([j for path in args.submit
                                         for j in load_jobs(path, service.capacity, args.allow_scripts)], args.time_scale)
+                if args.load is not None:  # priced now: the cluster and its perf model are known
+                    jobs, offered = at_load(jobs, service.cluster, service.perf, args.load)
+                    print(f"dlsched serve: {load_line(offered)}", flush=True)
                 store.submit(jobs, source=", ".join(args.submit))
         except BaseException:
             service.close()

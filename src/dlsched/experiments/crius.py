@@ -33,7 +33,6 @@ from dlsched.perf.parallel.adaptive import shared_adaptive_model, shared_estimat
 from dlsched.perf.measured.truth import MeasuredTimes, TruthPerfModel
 from dlsched.policies.crius.policy import deadline_satisfactory_ratio
 from dlsched.policies.registry import make_policy, policy_options
-from dlsched.sim import SimConfig, Simulator
 
 CRIUS = ["crius", "crius-ddl", "crius-na", "crius-nh"]
 # "gavel-admit" is the Gavel the paper compared against (the authors' arena baselines/gavel_sched.py:
@@ -71,14 +70,18 @@ EXPECTED_S = {"testbed": 10.0, "sim": 770.0}
 EXPECTED_GRID_S = {"quick": 40.0, "full": 36 * 8 * 0.4 + 18 * 400.0}
 
 
-def _policy(name: str, setting: str = "derived", **extra):
-    """A policy priced under ``setting`` by the one cost rule every policy pays (replan_costs.py)."""
+def _options(name: str, setting: str = "derived", **extra) -> dict:
+    """A policy's options under ``setting``: the one cost rule every policy pays (replan_costs.py)."""
     costs = SETTINGS[setting]["costs"]
     declared = {o.name for o in policy_options(name)}
     opts = {"costs": costs, **extra}
     if "profile_cells" in declared:
         opts["profile_cells"] = costs == "derived"
-    return make_policy(name, **opts)
+    return opts
+
+
+def _policy(name: str, setting: str = "derived", **extra):
+    return make_policy(name, **_options(name, setting, **extra))
 
 
 def engine_perf(cluster, setting: str = "derived", seed: int = 0):
@@ -87,6 +90,30 @@ def engine_perf(cluster, setting: str = "derived", seed: int = 0):
         return shared_adaptive_model(cluster)
     measured = MeasuredTimes.of(scenarios.measured_rows(), source=str(scenarios.MEASURED))
     return TruthPerfModel(cluster, seed=seed, measured=measured, estimator=shared_estimator(cluster))
+
+
+def run_perf(cluster, setting: str = "derived", seed: int = 0, data_parallel: bool = False):
+    """A run's perf model as its spec names it (``RUN_PERF`` with these keywords): ``engine_perf``,
+    every large model run data-parallel for the Cells ablation."""
+    from dlsched.experiments.crius_ablation import DataParallelRun
+
+    perf = engine_perf(cluster, setting, seed)
+    return DataParallelRun(perf) if data_parallel else perf
+
+
+RUN_PERF = "dlsched.experiments.crius:run_perf"
+
+
+def run_spec(name: str, cluster, jobs: list | str, pol: str, setting: str, seed: int, max_time=None):
+    """One policy's run of a scenario as a ``RunSpec``: its summary.json reruns it
+    (``dlsched simulate --spec``).  ``jobs``: the job records, or a jobs file holding them."""
+    from dlsched.run import ClusterSpec, EngineSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
+
+    perf = {"setting": setting, "seed": seed, **({"data_parallel": True} if pol == "crius-dp" else {})}
+    where = {"jobs_file": jobs} if isinstance(jobs, str) else {"records": jobs}
+    return RunSpec(workload=WorkloadSpec(**where, label=f"arena-philly ({name} scenario)"),
+                   cluster=ClusterSpec(cluster.name), policy=PolicySpec(pol, _options(pol, setting)),
+                   perf=PerfSpec(RUN_PERF, options=perf), engine=EngineSpec(max_time=max_time), seed=seed)
 
 
 def metrics(res, n_jobs: int) -> dict:
@@ -114,16 +141,22 @@ def run_scenario(name: str, cluster, jobs, policies, max_time=None, out: Path | 
                  progress=None, setting: str = "derived", seed: int = 0) -> dict:
     """Every policy on the scenario under ``setting``; with ``out``, each run's results go to ``out/<policy>/``."""
     from dlsched.experiments.crius_ablation import DataParallelRun
-    from dlsched.report.io import write_results
+    from dlsched.run.build import build_policy, prepare
+    from dlsched.run.execute import execute
+    from dlsched.run.records import to_records, write_jobs_file
 
-    perf = engine_perf(cluster, setting, seed)
+    perf = engine_perf(cluster, setting, seed)  # built once: its caches serve every policy
+    # the job list once per scenario folder (the simulation's 13,000 jobs would make every
+    # summary.json megabytes), else in each spec
+    listed = to_records(jobs) if out is None else str(write_jobs_file(out / "jobs.json", jobs).resolve())
     rows = {}
     for pol in policies:
-        p = _policy(pol, setting)
+        spec = run_spec(name, cluster, listed, pol, setting, seed, max_time)
+        p = build_policy(spec.policy)
         # the Cells ablation plans data-parallel only, so its jobs run data-parallel too
-        run_perf = DataParallelRun(perf) if pol == "crius-dp" else perf
+        prep = prepare(spec, cluster, DataParallelRun(perf) if pol == "crius-dp" else perf)
         t0, c0 = time.perf_counter(), time.process_time()
-        res = Simulator(cluster, p, jobs, perf=run_perf, config=SimConfig(seed=seed, max_time=max_time)).run()
+        res = execute(spec, None if out is None else out / pol, prepared=prep, policy=p).result
         m = metrics(res, len(jobs))
         m["wall_s"] = time.perf_counter() - t0
         m["cpu_s"] = time.process_time() - c0
@@ -132,9 +165,6 @@ def run_scenario(name: str, cluster, jobs, policies, max_time=None, out: Path | 
         if hasattr(p, "solve_stats"):  # Sia: how far its rounded LP may be from the ILP's optimum
             m.update({f"sia_{k}": v for k, v in p.solve_stats().items()})
         rows[pol] = m
-        if out is not None:
-            write_results(out / pol, res.records, res.series, res.summary,
-                          {**res.params, "trace": f"arena-philly ({name} scenario)"})
         if progress is not None:
             progress(pol, m)
         else:

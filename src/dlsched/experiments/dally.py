@@ -33,8 +33,6 @@ from dlsched.errors import InputError
 from dlsched.experiments.grid import scale_arrivals
 from dlsched.experiments.registry import Experiment, Headline, register
 from dlsched.perf.default import default_perf_model
-from dlsched.policies.registry import make_policy
-from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.synthetic import generate
 
 SCHEDULERS = ["dally", "dally-manual", "dally-nowait", "dally-consolidated", "tiresias", "gandiva", "fcfs"]
@@ -52,6 +50,10 @@ PAPER_MEAN = {"makespan": 68.0, "avg_jct": 26.0, "comm_latency": 66.0}
 PAPER_TEXT = ("makespan up to 69% (68% mean) better than Tiresias, average JCT up to 36% (26% mean), "
               "communication latency up to 83% (66% mean), congested networks, 2-16 racks")
 READINGS = ("inferred", "inverted", "attained")
+# baselines as Dally ran them (section V-A): Gandiva is "network-agnostic" (it knows servers, not racks,
+# as its own paper's node allocation does); without this our Gandiva keeps multi-server jobs inside a
+# rack and migrates them there, which the paper's Gandiva cannot (docs/dally.md, "Dally vs Gandiva")
+PAPER_OPTIONS = {"gandiva": {"racks": False}}
 
 
 def workload(arrival: str, cluster: Cluster, seed: int = 0, n_jobs: int | None = None, load: float = 1.0):
@@ -105,24 +107,38 @@ def metrics(res) -> dict:
             "restarts_per_job": s["restarts_per_job"]}
 
 
+def run_spec(arrival: str, racks: int, scheduler: str, jobs, pricing: str = "tier-profile", options=None):
+    """One run as a ``RunSpec`` (its jobs as records): its summary.json reruns it (``dlsched simulate
+    --spec``).  The pricing modes are ``engine_parts``'s, as a spec names them."""
+    from dlsched.run import ClusterSpec, NetworkSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
+    from dlsched.run.records import to_records
+
+    if pricing not in PRICING:
+        raise InputError(f"pricing must be one of {', '.join(PRICING)}, got {pricing!r}")
+    perf, network = ((PerfSpec("placement", tier_profile="dally-table1"), NetworkSpec()) if pricing == "tier-profile"
+                     else (PerfSpec("placement"), NetworkSpec("flow")))
+    label = f"dally synthetic {arrival} ({len(jobs)} jobs, Table I models)"
+    return RunSpec(workload=WorkloadSpec(records=to_records(jobs), label=label),
+                   cluster=ClusterSpec(f"dally-{racks}racks"),
+                   policy=PolicySpec(scheduler, {**PAPER_OPTIONS.get(scheduler, {}), **dict(options or {})}),
+                   perf=perf, network=network, seed=0)
+
+
 def run_one(arrival: str, racks: int, scheduler: str, pricing: str = "tier-profile", options=None,
             out: Path | None = None, jobs=None) -> dict:
+    from dlsched.run.build import build_policy, prepare
+    from dlsched.run.execute import execute
+
     cluster = Cluster.load(f"dally-{racks}racks")
     jobs = workload(arrival, cluster) if jobs is None else jobs
-    perf, contention = engine_parts(cluster, pricing)
+    spec = run_spec(arrival, racks, scheduler, jobs, pricing, options)
     t0 = time.perf_counter()
-    policy = make_policy(scheduler, **(options or {}))
-    res = Simulator(cluster, policy, jobs, perf=perf,
-                    config=SimConfig(seed=0, record_events=False), contention=contention).run()
+    policy = build_policy(spec.policy)
+    res = execute(spec, out, prepared=prepare(spec, cluster), policy=policy).result
     m = metrics(res)
     m["wall_s"] = time.perf_counter() - t0
     if hasattr(policy, "tuner_counts"):
         m["tuner"] = policy.tuner_counts()
-    if out is not None:
-        from dlsched.report.io import write_results
-
-        write_results(out, res.records, res.series, res.summary,
-                      {**res.params, "trace": f"dally synthetic {arrival} ({len(jobs)} jobs, Table I models)"})
     return m
 
 

@@ -36,7 +36,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dlsched.errors import InputError
-from dlsched.perf.default import PERF
+from dlsched.perf.default import DEFAULT_PERF, PERF
 from dlsched.yamlinput import line_of, load_yaml, read_yaml_file, validate
 
 
@@ -97,7 +97,7 @@ class ExperimentFile(_Strict):
     name: str = "experiment"
     cluster: str | dict = "crius-sim"
     workload: Workload = Workload()
-    perf: str = "adaptive"
+    perf: str = DEFAULT_PERF
     tier_profile: str | None = None
     sim: SimSettings = SimSettings()
     policies: list[str | PolicyEntry] = Field(min_length=1)

@@ -35,8 +35,6 @@ from dlsched.cluster.spec import parse_spec
 from dlsched.cluster.topology import Cluster
 from dlsched.experiments.registry import Experiment, Headline, register
 from dlsched.policies.base import JobPolicy
-from dlsched.policies.registry import make_policy
-from dlsched.sim import SimConfig, Simulator
 from dlsched.workload.job import JobSpec
 from dlsched.workload.synthetic import generate
 
@@ -76,17 +74,50 @@ def one_server(gpu: str) -> Cluster:
     return Cluster(parse_spec(ONE_SERVER.format(name=f"gandiva-{gpu.lower()}-server", gpu=gpu)))
 
 
-def sim(cluster: Cluster, variant: str, jobs: list[JobSpec], policy: JobPolicy | None = None,
-        out: Path | None = None, **config):
-    """One run; with ``out`` its results go to ``out/<variant>/`` (what ``dlsched report`` reads)."""
-    name, opts = VARIANTS[variant]
-    p = policy or make_policy(name, **opts)
-    res = Simulator(cluster, p, jobs, config=SimConfig(seed=0, **COSTS, **config)).run()
-    if out is not None:
-        from dlsched.report.io import write_results
+def engine_spec():
+    """The engine costs above (``COSTS``) as a run's spec names them."""
+    from dlsched.run import EngineSpec
 
-        write_results(out / variant, res.records, res.series, res.summary,
-                      {**res.params, "trace": f"gandiva reproduction ({out.name})", "variant": variant})
+    return EngineSpec(slice_quantum=COSTS["slice_quantum_s"], slice_switch=COSTS["slice_switch_s"],
+                      slice_switch_per_gb=COSTS["slice_switch_s_per_gb"], slice_switch_max=COSTS["slice_switch_max_s"])
+
+
+def cluster_ref(cluster: Cluster):
+    """How a spec names ``cluster``: a shipped name, or (a server built here) its spec as data."""
+    from dlsched.cluster.shipped import shipped_name
+
+    return shipped_name(cluster.name) or cluster.spec.model_dump(mode="json", exclude_defaults=True)
+
+
+def run_spec(cluster: Cluster, policy: str, options: dict, jobs, label: str, perf=None, records: list | None = None,
+             wake_every: float | None = None):
+    """One run as a ``RunSpec`` (its jobs as records): its summary.json reruns it (``dlsched simulate
+    --spec``).  ``perf``: a ``PerfSpec`` (default: the engine's default model); ``wake_every``: the
+    policy called at least this often (a probe sampling progress)."""
+    from dlsched.run import ClusterSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
+    from dlsched.run.records import to_records
+
+    return RunSpec(workload=WorkloadSpec(records=to_records(jobs) if records is None else records, label=label),
+                   cluster=ClusterSpec(cluster_ref(cluster)), policy=PolicySpec(policy, dict(options), wake_every),
+                   perf=perf or PerfSpec(), engine=engine_spec(), seed=0)
+
+
+def sim(cluster: Cluster, variant: str, jobs: list[JobSpec], out: Path | None = None, options: dict | None = None,
+        wake_every: float | None = None, wrap=None):
+    """One run; with ``out`` its results go to ``out/<variant>/`` (what ``dlsched report`` reads).
+    ``options``: the variant's policy options changed; ``wake_every``: the policy called at least this
+    often; ``wrap``: called on the built policy, what it returns runs (a probe that only watches)."""
+    from dlsched.run.build import build_policy, prepare
+    from dlsched.run.execute import execute
+
+    name, opts = VARIANTS[variant]
+    spec = run_spec(cluster, name, {**opts, **(options or {})}, jobs,
+                    "gandiva reproduction" + (f" ({out.name})" if out else ""), wake_every=wake_every)
+    p = build_policy(spec.policy)
+    if wrap is not None:
+        p = wrap(p)
+    res = execute(spec, None if out is None else out / variant, prepared=prepare(spec, cluster), policy=p,
+                  record_events=True).result  # the event log: growshrink reads the elastic job's moves
     return res, p
 
 
@@ -128,7 +159,7 @@ def growshrink(out: Path | None = None) -> list[tuple[float, int]]:
             JobSpec("short2", 0.0, "resnet50", 2, duration_s=45 * m),
             JobSpec("new2", 75 * m, "resnet50", 2, duration_s=30 * m),
             JobSpec("new1", 90 * m, "resnet50", 1, duration_s=30 * m)]
-    res, _ = sim(c, "gandiva", jobs, policy=make_policy("gandiva", grow_idle_s=QUANTUM_S), out=out)
+    res, _ = sim(c, "gandiva", jobs, options={"grow_idle_s": QUANTUM_S}, out=out)
     out = []
     for e in res.events:
         if e.job_id == "long" and e.kind in ("start", "resize", "migrate"):
@@ -176,7 +207,8 @@ FEEDBACK_S = 600.0  # solo seconds of training before a configuration shows its 
 
 
 class _Probe(JobPolicy):
-    """Wraps a policy to sample every job's progress each quantum (decisions untouched)."""
+    """Wraps a policy to sample every job's progress at each call (decisions untouched; the calls
+    each quantum / 4 are the run's own, ``PolicySpec.wake_every``, so its spec reruns it)."""
 
     def __init__(self, inner: JobPolicy):
         self.inner = inner
@@ -197,13 +229,13 @@ class _Probe(JobPolicy):
     def overhead(self, *a):
         return self.inner.overhead(*a)
 
+    def describe(self) -> dict:
+        return self.inner.describe()
+
     def schedule(self, view, now):
         for j in view.jobs.values():
             self.samples.setdefault(j.job_id, []).append((now, view.progress(j)))
-        d = self.inner.schedule(view, now)
-        nxt = now + QUANTUM_S / 4
-        d.wakeup = nxt if d.wakeup is None else min(d.wakeup, nxt)
-        return d
+        return self.inner.schedule(view, now)
 
 
 def automl(n_jobs: int = 16, job_s: float = 3 * 3600.0, out: Path | None = None) -> dict[str, float]:
@@ -212,9 +244,7 @@ def automl(n_jobs: int = 16, job_s: float = 3 * 3600.0, out: Path | None = None)
     jobs = [JobSpec(f"hp{i:02d}", 0.0, "resnet18", 1, duration_s=job_s) for i in range(n_jobs)]
     minutes = {}
     for v in ("fcfs", "timeslice-only"):
-        name, opts = VARIANTS[v]
-        probe = _Probe(make_policy(name, **opts))
-        res, _ = sim(c, v, jobs, policy=probe, out=out)
+        res, probe = sim(c, v, jobs, out=out, wake_every=QUANTUM_S / 4, wrap=_Probe)
         firsts = []
         for r in res.records:
             need = FEEDBACK_S / job_s * max(p for _, p in probe.samples[r.job_id])  # iterations

@@ -34,8 +34,7 @@ from dlsched.experiments.grid import (PCT_POSITIVE, Direction, GridHeadline, Gri
                                       run_grid, scale_arrivals)
 from dlsched.perf.default import default_perf_model
 from dlsched.perf.sharing.interference import packed_job
-from dlsched.policies.registry import make_policy
-from dlsched.sim import SimConfig, Simulator
+from dlsched.run.records import to_records
 
 WINDOW_S = (20 * 60.0, 200 * 60.0)  # the paper's steady phase (Fig. 15)
 FITTED, MEASURED = "fitted interference", "Gavel measured co-location"
@@ -113,13 +112,30 @@ class WindowProbe:
         return self.busy_gpu_s / (num_gpus * (hi - lo))
 
 
-def run_variant(cluster: Cluster, jobs, variant: str, perf) -> dict:
+def measured_packing_perf(cluster: Cluster):
+    """The measured setting's perf model, as a run's spec names it (``MEASURED_PERF``): the default
+    model with Gavel's measured co-location slowdowns for packed jobs."""
+    return gp.MeasuredPackingPerfModel(default_perf_model(cluster), gp.CoLocationTable.load())
+
+
+MEASURED_PERF = "dlsched.experiments.gandiva_grid:measured_packing_perf"
+
+
+def run_variant(cluster: Cluster, jobs, variant: str, perf, records: list | None = None) -> dict:
+    """``perf``: the point's perf model (shared by its variants: the measured lookups count over all
+    three); ``records``: ``jobs`` as records, when the caller has them."""
+    from dlsched.run import PerfSpec
+    from dlsched.run.build import build_policy, prepare
+    from dlsched.run.execute import execute
+
     name, opts = RUNS[variant]
-    policy = make_policy(name, **opts)
+    spec = gx.run_spec(cluster, name, opts, jobs, "gandiva reproduction (cluster grid)",
+                       PerfSpec(MEASURED_PERF) if isinstance(perf, gp.MeasuredPackingPerfModel) else PerfSpec(),
+                       records)
+    policy = build_policy(spec.policy)
     probe = WindowProbe(WINDOW_S)
     probe.attach(policy)
-    res = Simulator(cluster, policy, jobs, perf=perf, config=SimConfig(seed=0, record_events=False,
-                                                                       **gx.COSTS)).run()
+    res = execute(spec, prepared=prepare(spec, cluster, perf), policy=policy).result
     s = res.summary
     span_h = (s["makespan"] or 0.0) / 3600.0
     counts = policy.mechanism_counts() if hasattr(policy, "mechanism_counts") else {}
@@ -169,8 +185,9 @@ def run_cluster_grid(quick: bool, seeds, loads, progress=None, out: Path | None 
             jobs = gp.as_gavel_jobs(jobs, table, p.seed)
             perf = gp.MeasuredPackingPerfModel(perf, table)
         rows = {}
+        records = to_records(jobs)
         for v in RUNS:
-            rows[v] = run_variant(cluster, jobs, v, perf)
+            rows[v] = run_variant(cluster, jobs, v, perf, records)
             if progress is not None:
                 progress(f"cluster {p.label()} {v}")
         if isinstance(perf, gp.MeasuredPackingPerfModel):

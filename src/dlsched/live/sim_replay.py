@@ -6,7 +6,10 @@ iteration times the agents measured per (model, GPU count), and the start
 and restore overheads the live run paid (mean over its segments).  Nothing
 else is fitted.  The figure is the relative difference of average JCT.
 
-    python -m dlsched.live.sim_replay STATE_DIR [--policy NAME] [--option k=v]
+    python -m dlsched.live.sim_replay STATE_DIR [--policy NAME] [--option k=v] [--out DIR]
+
+The simulation is a ``RunSpec`` (``replay_spec``): with ``--out`` its results folder's
+summary.json reruns it (``dlsched simulate --spec DIR``) while the state directory is there.
 """
 
 from __future__ import annotations
@@ -63,30 +66,66 @@ def _slice_costs(store: Store, segs: list[dict], restore: float) -> dict:
             else D.SLICE_SWITCH_S}
 
 
-def compare(store: Store, policy: JobPolicy):
-    """Simulate the live run's jobs; returns (Fidelity, SimResult)."""
+def _replay_rows(store: Store) -> list[dict]:
+    # a job that failed or could never run has no live JCT to compare: the simulator would run it
+    return [r for r in store.jobs() if r["arrival"] is not None and r["status"] not in ("failed", "unschedulable")]
+
+
+def replay_perf(cluster, state: str):
+    """The live run's measured iteration times (``MeasuredPerfModel``), as a run's spec names it
+    (``REPLAY_PERF`` with the state directory)."""
     from dlsched.live import models  # noqa: F401  (zoo entries for the example models)
-    from dlsched.sim.engine import SimConfig, Simulator
+
+    store = Store(state)
+    jobs = [LiveJob.from_json(r["body"], r["arrival"]).spec for r in _replay_rows(store)]
+    return from_segments(cluster, store.segments(), {j.job_id: j.model for j in jobs})
+
+
+REPLAY_PERF = "dlsched.live.sim_replay:replay_perf"
+
+
+def replay_spec(store: Store, policy: str, options: dict | None = None):
+    """The simulation of a live run as a ``RunSpec``: the live cluster (its spec as data), the jobs
+    at their live arrival times (records), the measured speeds (``replay_perf`` of the state
+    directory) and the overheads the live run paid.  Returns (spec, cluster)."""
+    from dlsched.live import models  # noqa: F401  (zoo entries for the example models)
+    from dlsched.run import ClusterSpec, EngineSpec, PerfSpec, PolicySpec, RunSpec, WorkloadSpec
+    from dlsched.run.records import to_records
 
     layout = ClusterLayout.from_json(store.get_meta("layout"))
     cluster = layout.cluster()
-    # a job that failed or could never run has no live JCT to compare: the simulator would run it
-    rows = [r for r in store.jobs() if r["arrival"] is not None and r["status"] not in ("failed", "unschedulable")]
-    jobs = [LiveJob.from_json(r["body"], r["arrival"]).spec for r in rows]
+    jobs = [LiveJob.from_json(r["body"], r["arrival"]).spec for r in _replay_rows(store)]
     segs = store.segments()
-    perf = from_segments(cluster, segs, {j.job_id: j.model for j in jobs})
     ready = [s for s in segs if s["ready_at"] is not None]
     start = _mean([s["ready_at"] - s["placed_at"] for s in ready if s["kind"] == "start"], 0.0)
     # a time-sliced job's turn waits for its turn, so its placed_at says nothing of the restore
     restore = _mean([s["ready_at"] - s["placed_at"] for s in ready if s["kind"] not in ("start", "slice-resume")],
                     start)
-    cfg = SimConfig(start_overhead_s=start, restore_base_s=restore, restore_s_per_gb=0.0,
-                    **_slice_costs(store, segs, restore))
-    result = Simulator(cluster, policy, jobs, perf=perf, config=cfg).run()
+    sliced = _slice_costs(store, segs, restore)
+    engine = EngineSpec(start_overhead=start, restore_base=restore, restore_per_gb=0.0,
+                        slice_quantum=sliced["slice_quantum_s"], slice_switch=sliced["slice_switch_s"])
+    spec = RunSpec(workload=WorkloadSpec(records=to_records(jobs), label=f"live run {store.dir}"),
+                   cluster=ClusterSpec(layout.spec.model_dump(mode="json", exclude_defaults=True)),
+                   policy=PolicySpec(policy, dict(options or {})),
+                   perf=PerfSpec(REPLAY_PERF, options={"state": str(Path(store.dir).resolve())}), engine=engine)
+    return spec, cluster
+
+
+def compare(store: Store, policy: str | JobPolicy, options: dict | None = None, out: str | Path | None = None):
+    """Simulate the live run's jobs; returns (Fidelity, SimResult).  ``policy``: a registered name
+    (with ``options``), or a policy instance run as given (its spec then names ``policy.name`` and
+    ``options``); ``out``: write the results folder, whose summary.json reruns the simulation."""
+    from dlsched.run.build import prepare
+    from dlsched.run.execute import execute
+
+    name = policy if isinstance(policy, str) else policy.name
+    spec, cluster = replay_spec(store, name, options)
+    prep = prepare(spec, cluster)
+    result = execute(spec, out, prepared=prep, policy=None if isinstance(policy, str) else policy).result
     live = [r.jct for r in job_records(store) if r.status == "finished"]
     sim = [r.jct for r in result.records if r.status == "finished"]
-    fid = Fidelity(_mean(live, float("nan")), _mean(sim, float("nan")), start, restore,
-                   {f"{m}@{n}": t for (m, n), t in perf.table().items()})
+    fid = Fidelity(_mean(live, float("nan")), _mean(sim, float("nan")), spec.engine.start_overhead,
+                   spec.engine.restore_base, {f"{m}@{n}": t for (m, n), t in prep.perf.table().items()})
     return fid, result
 
 
@@ -95,19 +134,20 @@ def main(argv: list[str] | None = None) -> int:
 
     from dlsched.run.options import policy_options
     from dlsched.errors import DlschedError
-    from dlsched.policies.registry import make_policy
 
     p = argparse.ArgumentParser(prog="python -m dlsched.live.sim_replay", description=__doc__.split("\n")[0])
     p.add_argument("state", help="the live run's state directory")
     p.add_argument("--policy", default=None, help="policy to simulate (default: the live run's)")
     p.add_argument("--option", action="append", default=[], help="policy option KEY=VALUE")
+    p.add_argument("--out", default=None, help="write the simulated run's results folder here (its summary.json "
+                   "reruns it: dlsched simulate --spec OUT)")
     args = p.parse_args(argv)
     if not (Path(args.state) / "state.sqlite").exists():
         p.error(f"{args.state}: no live run's state here (state.sqlite is missing)")
     store = Store(args.state)
     name = args.policy or store.get_meta("policy") or "fcfs"
     try:
-        fid, _ = compare(store, make_policy(name, **policy_options(args.option, [name])[name]))
+        fid, _ = compare(store, name, policy_options(args.option, [name])[name], out=args.out)
     except DlschedError as e:
         p.error(str(e))
     print(fid.line())

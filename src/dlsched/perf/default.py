@@ -12,6 +12,8 @@ if TYPE_CHECKING:  # kept out of the import: the CLI reads PERF_MODELS at start-
     from dlsched.perf.base import PerfModel
 
 PERF_MODELS = ("adaptive", "calibrated", "truth", "placement", "simple")  # built in; plugins: the PERF registry
+# what runs when the caller names no model: the fit to measured GPU runs (docs/perf-model.md)
+DEFAULT_PERF = "calibrated"
 
 
 def _check(obj) -> str | None:
@@ -23,14 +25,20 @@ def _check(obj) -> str | None:
 PERF: Registry = Registry("perf model", "dlsched.perf_models", "--perf", check=_check)
 
 
-def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=None, perf_params=None) -> PerfModel:
+def default_perf_model(cluster: Cluster, name: str = DEFAULT_PERF, tier_profile=None, perf_params=None) -> PerfModel:
     """Build a perf model by name.
 
-    ``adaptive`` (the default) prices the large models of the Crius zoo at
+    ``calibrated`` (the default, ``DEFAULT_PERF``) is ``adaptive`` under the
+    parameters fitted to measured GPU runs (the shipped fit, or
+    ``perf_params``): the large models at their best plan under fitted
+    efficiency, links, small-batch overhead and memory; every other model by
+    ``placement`` (analytic compute and links, public measured figures where
+    they exist) with the packing interference fitted to Gavel's co-located
+    table.  ``adaptive`` prices the large models of the Crius zoo at
     their best data/tensor/pipeline plan for the GPU type and count (Crius
-    section 8.1: every scheduler's jobs run at their adaptive optimum) and
-    every other model with ``placement``, the topology-aware data-parallel
-    model.  ``truth`` is ``adaptive`` with each plan's time off by a seeded
+    section 8.1: every scheduler's jobs run at their adaptive optimum) under
+    the analytic defaults, and every other model with ``placement``, the
+    topology-aware data-parallel model.  ``truth`` is ``adaptive`` with each plan's time off by a seeded
     deviation calibrated to Crius's reported estimation error, so that Cell
     estimates are not exact by construction (``perf/measured/truth.py``).  ``simple``
     is the coarse FLOPs + one ring all-reduce model, kept
@@ -76,11 +84,12 @@ def default_perf_model(cluster: Cluster, name: str = "adaptive", tier_profile=No
     if profile is not None:
         _refuse_large_models(profile)
     if name == "truth":  # adaptive, plus what no scheduler's estimate sees (perf/measured/truth.py, docs/crius.md)
-        from dlsched.perf.parallel.adaptive import shared_estimator
         from dlsched.perf.measured.truth import TruthPerfModel
+        from dlsched.perf.parallel.adaptive import claim_shared_estimator, estimator_for
 
-        return TruthPerfModel(cluster, fallback=with_profile(PlacementPerfModel(cluster)),
-                              estimator=shared_estimator(cluster))
+        est = estimator_for(cluster)
+        claim_shared_estimator(cluster, est)
+        return TruthPerfModel(cluster, fallback=with_profile(PlacementPerfModel(cluster)), estimator=est)
     if name == "calibrated":
         from dlsched.perf.calibration.model import calibrated_model
 

@@ -15,8 +15,8 @@ From the Sia paper:
   comparable across jobs of very different speeds; a running job's other
   configurations are discounted by a restart factor, so it moves only when
   the gain outweighs the restart.
-* Solved first as the LP relaxation's basic optimum (HiGHS dual simplex through
-  scipy's ``linprog``), integral but for at most one job per GPU type (only
+* Solved first as the LP relaxation's basic optimum (HiGHS dual simplex, as scipy's
+  ``linprog(method="highs-ds")`` runs it, through HiGHS's binding), integral but for at most one job per GPU type (only
   the capacity rows can split a job); those few jobs are re-fitted greedily
   into what is left.  Where that LP is integral it is the ILP's optimum.
   Where it is not and the problem is small (at most ``MIP_SMALL_COLS``, 400,
@@ -66,7 +66,8 @@ Simplifications (and why):
 
 Speed (docs/crius.md, "Sia"): configurations and goodputs are cached per job
 shape (model, size, batch, request), re-planning prices per shape, the LP is
-built from arrays, and HiGHS runs without presolve (it cost more than it
+built from arrays and handed to HiGHS's binding without ``linprog``'s wrapper (which cost
+about as much as the solve; same options, same vertex), and HiGHS runs without presolve (it cost more than it
 saved on these two-nonzeros-per-column problems).  HiGHS prints nothing
 (``output_flag`` off, and the MIP's options above), so no output is redirected.
 """
@@ -76,14 +77,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csc_array
 
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius.common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
-from dlsched.policies.gavel.highs_lp import assignment_columns, pass_box_model
+from dlsched.policies.gavel.highs_lp import assignment_columns, pass_box_model, solve_box_lp_value
 from dlsched.policies.gavel.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -406,19 +405,20 @@ def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: n
     type: a fractional job needs a tight capacity row to hold it there.  The integral part is kept,
     and each fractional job, best first, takes its highest-value configuration that still fits.
     The LP's value bounds the ILP's optimum, so ``Solved.gap`` bounds the loss."""
-    nvars = len(value)
     indptr, indices, data = assignment_columns(jobs_idx, n_jobs + types, counts)
-    a = csc_array((data, indices, indptr), shape=(n_jobs + len(capacity), nvars))
     ub = np.concatenate([np.ones(n_jobs), capacity])
-    # presolve off: on these two-nonzeros-per-column problems it cost more than it saved
-    res = linprog(-value, A_ub=a, b_ub=ub, bounds=(0, 1), method="highs-ds", options={"presolve": False})
-    if res.x is None:
+    # HiGHS's dual simplex, as ``linprog(method="highs-ds")`` runs it, straight through its binding
+    # (the same vertex; linprog's wrapper cost as much as the solve); presolve off: on these
+    # two-nonzeros-per-column problems it cost more than it saved
+    sol = solve_box_lp_value(value, indptr, indices, data, ub, presolve=False, simplex=True)
+    if sol is None:
         return None
-    picked = [int(k) for k in np.flatnonzero(res.x > 1 - 1e-6)]
+    x, fun = sol
+    picked = [int(k) for k in np.flatnonzero(x > 1 - 1e-6)]
     left = capacity.astype(np.int64)
     np.subtract.at(left, types[picked], counts[picked])
     done = set(jobs_idx[picked].tolist())
-    frac = np.flatnonzero((res.x > 1e-6) & (res.x <= 1 - 1e-6))
+    frac = np.flatnonzero((x > 1e-6) & (x <= 1 - 1e-6))
     for k in frac[np.argsort(-value[frac], kind="stable")]:
         j = int(jobs_idx[k])
         if j in done:
@@ -430,4 +430,4 @@ def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: n
             done.add(j)
             left[types[best]] -= counts[best]
     chosen = {int(jobs_idx[k]): (int(types[k]), int(counts[k])) for k in picked}
-    return Solved(chosen, float(value[picked].sum()), float(-res.fun))
+    return Solved(chosen, float(value[picked].sum()), float(-fun))

@@ -9,7 +9,8 @@ NSDI 2019), as Dally's paper uses it as its main baseline.
 - Preemption: at each round (``round_s``) a queued job of a lower queue may
   suspend running jobs of higher queues (the highest queue first, the latest
   arrival first inside it) when that lets it fit.  Suspended jobs keep their
-  progress and pay the engine's restore cost.
+  progress and pay the one cost rule (``common.replan_costs``) when they run
+  again, as every policy does.
 - Skew-based consolidation: a job whose model is skewed (Tiresias section 4.2:
   its largest tensor is a large share of the model, so its all-reduce is
   dominated by one tensor and suffers most off one machine) must be placed on
@@ -42,6 +43,7 @@ from dlsched.errors import InputError
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.common.preemption import largest_fits, preempt_to_fit
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
 from dlsched.perf.papers.reference import DALLY_TABLE1_SKEW
 from dlsched.workload.models import get_model
@@ -79,7 +81,7 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
 
 
 @register("tiresias")
-class Tiresias(JobPolicy):
+class Tiresias(ChargesReplanning, JobPolicy):
     name = "tiresias"
     summary = "discretised 2D-LAS queues with preemption and skew-based consolidation"
     paper = "Gu et al., Tiresias: A GPU Cluster Manager for Distributed Deep Learning, NSDI 2019"
@@ -92,10 +94,12 @@ class Tiresias(JobPolicy):
         PolicyOption("skew_source", str, "pricing", "pricing: the skew class of the tier table the run is "
                      "priced with (Dally's Table I) where it lists the model, else computed; computed: "
                      "largest tensor share >= skew_threshold"),
+        *COST_OPTIONS,
     )
 
     def __init__(self, queue_thresholds: str = "3600", skew_threshold: float = 0.5, round_s: float = 600.0,
-                 skew_source: str = "pricing"):
+                 skew_source: str = "pricing", costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
+        self.set_costs(costs, plan_s)  # what a start or resume costs: the one rule, as for every policy
         self.thresholds = parse_thresholds(queue_thresholds)
         self.skew_threshold = float(skew_threshold)
         if skew_source not in SKEW_SOURCES:

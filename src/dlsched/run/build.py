@@ -9,6 +9,7 @@ before a trace is read, and a bad trace before the (possibly long) run.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,12 @@ def build_cluster(spec: RunSpec) -> Cluster:
 def build_policy(policy: PolicySpec):
     from dlsched.policies.registry import make_policy
 
-    return make_policy(policy.name, **policy.options)
+    built = make_policy(policy.name, **policy.options)
+    if policy.wake_every is None:
+        return built
+    from dlsched.run.wake import WakeEvery
+
+    return WakeEvery(built, policy.wake_every)
 
 
 def build_perf(spec: RunSpec, cluster: Cluster):
@@ -44,6 +50,8 @@ def build_perf(spec: RunSpec, cluster: Cluster):
 
     from dlsched.errors import InputError
 
+    if spec.perf.options:  # a plugin factory with keywords (checked by PerfSpec: not a built-in name)
+        return with_throughputs(_perf_from_factory(spec, cluster), spec.perf.throughputs, policy=spec.policy.name)
     try:
         base = default_perf_model(cluster, spec.perf.model, tier_profile=spec.perf.tier_profile,
                                   perf_params=spec.perf.params)
@@ -54,6 +62,17 @@ def build_perf(spec: RunSpec, cluster: Cluster):
     return with_throughputs(base, spec.perf.throughputs, policy=spec.policy.name)
 
 
+def _perf_from_factory(spec: RunSpec, cluster: Cluster):
+    from dlsched.errors import InputError
+    from dlsched.perf.default import PERF
+
+    factory = PERF.get(spec.perf.model)
+    try:
+        return factory(cluster, **spec.perf.options)
+    except TypeError as e:  # a keyword the factory does not take
+        raise InputError(f"perf model {spec.perf.model!r}: {e}", field="perf.options") from None
+
+
 def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> SimConfig:
     """``record_events``: keep the core's event log (about 4 objects a job), which only a timeline
     reads; no result depends on it, so it is the caller's choice, not the spec's."""
@@ -62,7 +81,9 @@ def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> Sim
     return SimConfig(seed=seed, debug=engine.debug, max_time=engine.max_time,
                      checkpoint_interval_s=engine.checkpoint_interval, start_overhead_s=engine.start_overhead,
                      restore_base_s=engine.restore_base, restore_s_per_gb=engine.restore_per_gb,
-                     record_events=record_events)
+                     record_events=record_events, slice_quantum_s=engine.slice_quantum,
+                     slice_switch_s=engine.slice_switch, slice_switch_s_per_gb=engine.slice_switch_per_gb,
+                     slice_switch_max_s=engine.slice_switch_max)
 
 
 def build_contention(network: NetworkSpec, seed: int, cluster: Cluster):
@@ -109,13 +130,58 @@ class Prepared:
                          placement=spec.cluster.placement)
 
 
-def prepare(spec: RunSpec) -> Prepared:
+@contextmanager
+def data_dir(spec: RunSpec):
+    """The spec's reference-data folder in effect (``--data``) while its run is built and run."""
+    if spec.data is None:
+        yield
+        return
+    from pathlib import Path
+
+    from dlsched.shared_data import chosen, set_data_dir, shared_dir
+
+    if not Path(spec.data).is_dir():  # moved, or another machine: say so rather than fail
+        import sys
+
+        print(f"dlsched: note: the run's data folder {spec.data} is not here; reading reference data "
+              f"from {shared_dir()}", file=sys.stderr)
+        yield
+        return
+    before = chosen()
+    set_data_dir(spec.data)
+    try:
+        yield
+    finally:
+        set_data_dir(before)
+
+
+def prepare(spec: RunSpec, cluster: Cluster | None = None, perf=None) -> Prepared:
+    """``cluster``: the spec's cluster already built (runs that share one share its caches: the
+    Cell estimator, shape indexes); ``perf``: the spec's perf model already built, likewise."""
+    with data_dir(spec):
+        return _prepare(spec, cluster, perf)
+
+
+def _prepare(spec: RunSpec, cluster, perf) -> Prepared:
     from dlsched.run.jobs import load_jobs
 
-    cluster = build_cluster(spec)
-    perf = build_perf(spec, cluster)
+    if cluster is None:
+        cluster = build_cluster(spec)
+    elif _shipped(spec.cluster.name) not in (None, cluster.name):
+        from dlsched.errors import InputError
+
+        raise InputError(f"the cluster given ({cluster.name}) is not the spec's ({spec.cluster.name})",
+                         field="cluster.name")
+    if perf is None:
+        perf = build_perf(spec, cluster)
     jobs, info = load_jobs(spec.workload, spec.seed, cluster, perf)
     return Prepared(spec, cluster, perf, jobs, info)
+
+
+def _shipped(name) -> str | None:
+    from dlsched.cluster.shipped import shipped_name
+
+    return None if isinstance(name, dict) else shipped_name(name)
 
 
 def build_simulator(spec: RunSpec) -> tuple[Simulator, dict]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dlsched.run.build import Prepared, build_policy, prepare
+from dlsched.run.build import Prepared, build_policy, data_dir, prepare
 from dlsched.run.params import run_params
 from dlsched.run.spec import RunSpec
 
@@ -29,19 +29,22 @@ class Executed:
 
 def execute(spec: RunSpec, out: str | Path | None = None, *, prepared: Prepared | None = None,
             policy_options: dict | None = None, out_format: str = "csv",
-            progress: Callable | None = None, record_events: bool = False) -> Executed:
+            progress: Callable | None = None, record_events: bool = False, policy=None) -> Executed:
     """Simulate ``spec`` (on ``prepared``'s cluster and jobs when given, as ``compare`` shares them) and,
     with ``out``, write its results folder.  ``policy_options``: what summary.json lists as the
     policy's options (default: every option with the value the run used); ``record_events``: keep
-    the event log in ``result.events`` (for a timeline)."""
+    the event log in ``result.events`` (for a timeline); ``policy``: the spec's policy already
+    built, for a caller that keeps the instance (its counters, a probe wrapped around it)."""
     if out_format not in FORMATS:
         from dlsched.errors import InputError
 
         raise InputError(f"results format must be one of {', '.join(FORMATS)}, not {out_format!r}",
                          field="out_format")
-    policy = build_policy(spec.policy)  # a bad name or option fails before any job is read
+    if policy is None:
+        policy = build_policy(spec.policy)  # a bad name or option fails before any job is read
     prep = prepared or prepare(spec)
-    result = prep.simulator(spec.policy, policy=policy, record_events=record_events).run(progress=progress)
+    with data_dir(spec):
+        result = prep.simulator(spec.policy, policy=policy, record_events=record_events).run(progress=progress)
     if policy_options is None:
         from dlsched.policies.registry import used_options
 

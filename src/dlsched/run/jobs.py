@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from dlsched.errors import InfeasibleJobError, InputError
@@ -115,6 +116,8 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
     from dlsched.workload.validate import check_jobs
 
     wl = workload
+    if wl.prepared:
+        return _prepared_jobs(wl, cluster, perf)
     if wl.trace:
         from dlsched.workload.readers import read_trace
 
@@ -129,11 +132,15 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
             jobs = jobs[:wl.jobs]  # the first N by submission time
         check_memory(len(jobs))
     else:
-        from dlsched.workload.named import Request, build, default_jobs
+        from dlsched.workload.named import Request, build, default_jobs, default_workload
+        from dlsched.workload.load import DEFAULT_LOAD
 
         n = wl.jobs or default_jobs(cluster)
         check_memory(n)  # before generating: a billion jobs must fail here, not in the kernel
-        built = build(wl.name or "philly", cluster, Request(wl.jobs, seed, wl.load, wl.days))
+        name = wl.name or default_workload(cluster)
+        if wl.name is None and name != "philly" and wl.load is None and wl.days is None:
+            wl = replace(wl, load=DEFAULT_LOAD)  # a cluster's own default workload runs at the default load
+        built = build(name, cluster, Request(wl.jobs, seed, wl.load, wl.days))
         jobs, info, skipped, source = built.jobs, dict(built.info), [], "synthetic"
     jobs, bad = check_jobs(jobs, cluster, skip_bad_rows=wl.skip_bad_rows, source=source)
     skipped.extend(bad)
@@ -166,6 +173,32 @@ def load_jobs(workload: WorkloadSpec, seed: int, cluster: Cluster, perf) -> tupl
         _print_changes(fit.changes, source)
     if skipped:
         info.update(_report_skipped(sorted(skipped, key=lambda r: r.line), source))
+    if not jobs:
+        raise InputError("no jobs to simulate", file=source)
+    return jobs, info
+
+
+def _prepared_jobs(wl: WorkloadSpec, cluster: Cluster, perf) -> tuple[list, dict]:
+    """A prepared list, as given: checked against the cluster (GPU counts, types, models) but not
+    fitted, sized or moved; a job its perf model cannot run stays in and ends unfinished, as the
+    reproduction that built the list meant (the Cells ablation's data-parallel-only jobs)."""
+    from dlsched.memory import check_memory
+    from dlsched.run.records import from_records, read_jobs_file
+    from dlsched.workload.validate import check_jobs
+
+    source = wl.jobs_file or "the run specification's workload.records"
+    records = wl.records if wl.records is not None else read_jobs_file(wl.jobs_file)
+    if wl.jobs is not None:
+        records = records[:wl.jobs]
+    check_memory(len(records))
+    jobs, bad = check_jobs(from_records(records), cluster, skip_bad_rows=wl.skip_bad_rows, source=source)
+    info = {"trace": wl.label or ("jobs file" if wl.jobs_file else "job records"), "prepared_jobs": len(jobs)}
+    if wl.jobs_file:
+        info["jobs_file"] = wl.jobs_file
+    if hasattr(perf, "prepare_jobs"):  # as for any other workload: the perf model's own arrival rule
+        jobs = perf.prepare_jobs(jobs)
+    if bad:
+        info.update(_report_skipped(sorted(bad, key=lambda r: r.line), source))
     if not jobs:
         raise InputError("no jobs to simulate", file=source)
     return jobs, info

@@ -14,13 +14,28 @@ def run_params(result_params: dict, info: dict, spec: RunSpec, policy_options: d
     params = {**result_params, **info, "policy_options": policy_options}
     if spec.cluster.placement != "packed":
         params["placement"] = spec.cluster.placement
-    params["spec"] = spec.to_dict()
+    from dlsched.run.paths import absolute
+
+    params["spec"] = absolute(recorded_data(spec)).to_dict()  # reruns from any directory (run/paths.py)
     return params
+
+
+def recorded_data(spec: RunSpec) -> RunSpec:
+    """``spec`` naming the reference-data folder in effect (when there is one), as summary.json keeps it."""
+    if spec.data is not None:
+        return spec
+    from dataclasses import replace
+
+    from dlsched.shared_data import shared_dir
+
+    found = shared_dir()
+    return replace(spec, data=str(found.resolve())) if found.is_dir() else spec
 
 
 def read_spec(path: str | Path) -> RunSpec:
     """A spec from a JSON file: a results folder's ``summary.json`` (its ``params.spec``), the
-    folder itself, or a file holding a spec alone."""
+    folder itself, or a file holding a spec alone; a relative path in it that names a file beside
+    it is read from there (``run/paths.py``)."""
     p = Path(path)
     if p.is_dir():
         p = p / "summary.json"
@@ -39,10 +54,13 @@ def read_spec(path: str | Path) -> RunSpec:
                              "written by a run that recorded none", file=str(p), field="params.spec")
         prefix = "params.spec."
     try:
-        return RunSpec.from_dict(doc, where=str(p))
+        spec = RunSpec.from_dict(doc, where=str(p))
     except InputError as e:
         field = prefix + e.field if e.field else None
         raise InputError(e.reason, file=str(p), line=_line_of(text, field), field=field) from None
+    from dlsched.run.paths import relative_to
+
+    return relative_to(spec, p.parent)  # a hand-written spec's relative paths: from its own folder
 
 
 def _line_of(text: str, field: str | None) -> int | None:

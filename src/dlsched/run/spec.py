@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 import types
 import typing
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
 from dlsched import defaults as D
 from dlsched.errors import InputError
+from dlsched.perf.default import DEFAULT_PERF
 
 DEFAULT_CLUSTER = D.CLUSTER
 DEFAULT_JOBS = D.JOBS
@@ -31,7 +32,8 @@ NETWORKS = ("off", "flow")
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """Jobs from a trace file, or from the Philly-like generator when ``trace`` is None."""
+    """Jobs from a trace file, a named workload, the Philly-like generator (the default), or a
+    prepared job list: ``records`` inline, or ``jobs_file`` (``run/records.py``), used as given."""
 
     trace: str | None = None
     format: str = "auto"  # the trace's format; auto: detected from its header
@@ -44,13 +46,44 @@ class WorkloadSpec:
     name: str | None = None  # a named workload (--workload; docs/workloads.md)
     load: float | None = None  # offered load (--load): only arrival times move
     time_scale: float | None = None  # gaps between arrivals multiplied by it (--time-scale)
+    # a prepared job list (one JobSpec's fields per record): what a reproduction or a live replay
+    # built in code, kept so the run reruns from its spec; no generator, load or fitting applies
+    records: list[dict] | None = None
+    jobs_file: str | None = None  # the same records in a JSON file
+    label: str | None = None  # a prepared list's name in summary.json (params.trace)
+
+    @property
+    def prepared(self) -> bool:
+        return self.records is not None or self.jobs_file is not None
 
     def _check(self) -> None:
+        if self.prepared:
+            self._check_prepared()
+        elif self.label is not None:
+            raise InputError("workload.label names a prepared job list (records or jobs_file)",
+                             field="workload.label")
         _positive(self.jobs, "workload.jobs")
         _positive(self.days, "workload.days")
         _positive(self.arrival_rate, "workload.arrival_rate")
         _positive(self.load, "workload.load")
         _positive(self.time_scale, "workload.time_scale")
+
+    def _check_prepared(self) -> None:
+        if self.records is not None and self.jobs_file is not None:
+            raise InputError("give records or jobs_file, not both", field="workload.jobs_file")
+        at = "workload.records" if self.records is not None else "workload.jobs_file"
+        # a prepared list is the jobs as they run: what would reshape it is refused, not ignored
+        for name, value, default in (("trace", self.trace, None), ("name", self.name, None),
+                                     ("days", self.days, None), ("load", self.load, None),
+                                     ("time_scale", self.time_scale, None), ("arrival_rate", self.arrival_rate, 1.0),
+                                     ("fit_requests", self.fit_requests, False), ("format", self.format, "auto")):
+            if value != default:
+                raise InputError(f"workload.{name} does not apply to a prepared job list ({at})",
+                                 field=f"workload.{name}")
+        if self.records is not None:
+            from dlsched.run.records import check_records
+
+            check_records(self.records, "workload.records")
 
 
 @dataclass(frozen=True)
@@ -75,16 +108,32 @@ class PolicySpec:
 
     name: str = "fcfs"
     options: dict = field(default_factory=dict)
+    # called at least this often after each call (run/wake.py): a probe sampling progress needs it
+    wake_every: float | None = None
 
 
 @dataclass(frozen=True)
 class PerfSpec:
-    model: str = "adaptive"  # dlsched.perf.default.PERF_MODELS
+    model: str = DEFAULT_PERF  # dlsched.perf.default.PERF_MODELS
     tier_profile: str | None = None
     # a peer's measured speeds replayed (docs/replay.md): one table's path, or several
     throughputs: str | list | None = None
     # calibrated parameters (`dlsched perf calibrate --out`) for model "calibrated"; None: the shipped fit
     params: str | None = None
+    # keywords of a plugin factory (``module:factory`` or ``file.py:factory``): factory(cluster, **options)
+    options: dict = field(default_factory=dict)
+
+
+    def _check(self) -> None:
+        if self.options:
+            from dlsched.perf.default import PERF_MODELS
+
+            if self.model in PERF_MODELS:
+                raise InputError(f"perf.options are a plugin factory's keywords; the built-in model "
+                                 f"{self.model!r} takes none", field="perf.options")
+            if self.tier_profile is not None or self.params is not None:
+                raise InputError("perf.options cannot be combined with a tier profile or calibrated "
+                                 "parameters", field="perf.options")
 
 
 @dataclass(frozen=True)
@@ -115,9 +164,16 @@ class EngineSpec:
     checkpoint_interval: float | None = D.CHECKPOINT_INTERVAL_S
     max_time: float | None = None
     debug: bool = False
+    # time-sliced jobs: their quantum, and each turn's switch (a base, a part per GB of model state, a cap)
+    slice_quantum: float = D.SLICE_QUANTUM_S
+    slice_switch: float = D.SLICE_SWITCH_S
+    slice_switch_per_gb: float = 0.0
+    slice_switch_max: float | None = None
 
     def _check(self) -> None:
-        for name in ("start_overhead", "restore_base", "restore_per_gb"):
+        _positive(self.slice_quantum, "engine.slice_quantum")
+        _positive(self.slice_switch_max, "engine.slice_switch_max")
+        for name in ("start_overhead", "restore_base", "restore_per_gb", "slice_switch", "slice_switch_per_gb"):
             value = getattr(self, name)
             if value < 0 or not math.isfinite(value):
                 raise InputError(f"must be finite and 0 or more, got {value}", field=f"engine.{name}")
@@ -134,16 +190,21 @@ class RunSpec:
     network: NetworkSpec = field(default_factory=NetworkSpec)
     engine: EngineSpec = field(default_factory=EngineSpec)
     seed: int = 0
+    # the reference-data folder (--data) the run reads shared files from; None: found as usual
+    # (shared_data.py).  summary.json records the one in effect, so a rerun from another
+    # directory reads the same tables (a perf model may merge measured rows found there)
+    data: str | None = None
 
     def __post_init__(self) -> None:
         if self.seed < 0:
             raise InputError(f"seed must be 0 or more, got {self.seed}", field="seed")
-        for part in (self.workload, self.cluster, self.network, self.engine):
+        for part in (self.workload, self.cluster, self.perf, self.network, self.engine):
             part._check()
+        _positive(self.policy.wake_every, "policy.wake_every")
 
     def to_dict(self) -> dict:
         """Plain JSON-ready data; ``RunSpec.from_dict(spec.to_dict()) == spec``."""
-        return asdict(self)
+        return _plain(self)
 
     @classmethod
     def from_dict(cls, doc: Any, where: str | None = None) -> RunSpec:
@@ -152,7 +213,21 @@ class RunSpec:
         return _build(cls, doc, "", where)
 
     def with_policy(self, name: str, options: dict | None = None) -> RunSpec:
-        return replace(self, policy=PolicySpec(name, dict(options or {})))
+        return replace(self, policy=PolicySpec(name, dict(options or {}), self.policy.wake_every))
+
+
+def _plain(obj):
+    """``dataclasses.asdict``, one level deep into lists and dicts: records (flat dicts of scalars
+    and one small ``extra``) are copied as they are, not walked value by value (asdict's deep
+    copy of a job list cost more than a small run)."""
+    if hasattr(obj, "__dataclass_fields__"):
+        return {f.name: _plain(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, list):
+        return [{k: (dict(v) if isinstance(v, dict) else v) for k, v in r.items()} if isinstance(r, dict) else r
+                for r in obj]
+    if isinstance(obj, dict):
+        return {k: (_plain(v) if isinstance(v, (list, dict)) else v) for k, v in obj.items()}
+    return obj
 
 
 def _positive(value, path: str) -> None:
@@ -212,6 +287,8 @@ def _value(hint, value, path: str, where: str | None):
             return value
         if kind is list and isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
             return list(value)
-    names = " or ".join("null" if k is type(None) else "a list of strings" if k is list else k.__name__
-                        for k in allowed)
+        if typing.get_origin(kind) is list and isinstance(value, (list, tuple)):
+            return list(value)  # records: checked field by field by the part's own _check
+    names = " or ".join("null" if k is type(None) else "a list of strings" if k is list else
+                        "a list" if typing.get_origin(k) is list else k.__name__ for k in allowed)
     raise InputError(f"{path} must be {names}, got {value!r}", file=where, field=path)

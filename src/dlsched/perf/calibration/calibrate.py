@@ -80,6 +80,7 @@ def load_profiles(paths: Sequence[str | Path]) -> ProfileSet:
 
 
 def memory_base(memory: F.MemoryFit | None, base: CostParams = DEFAULT_PARAMS) -> CostParams:
+    base = replace(base, activation_passes=F.ACTIVATION_PASSES)
     if memory is None or not memory.scales:
         return base
     return replace(base, memory_scale=tuple((f, s, a) for f, (s, a) in sorted(memory.scales.items())),
@@ -108,7 +109,7 @@ def fit_all(ps: ProfileSet, cluster: Cluster, *, runs: Sequence[F.MeasuredRun] |
     base = memory_base(memory)
     time_fit = None
     if runs:
-        head = F.fit_headroom(runs, base)
+        head = F.fit_headroom(runs, base, memory)
         base = replace(base, memory_scale=tuple((f, s, a) for f, (s, a) in sorted(head.items())))
         time_fit = F.fit_times(runs, base, reference)
     if pairs is None and ps.isolated is not None:
@@ -125,7 +126,7 @@ def fit_all(ps: ProfileSet, cluster: Cluster, *, runs: Sequence[F.MeasuredRun] |
         reserved_bytes=base.reserved_bytes,
         contention=dict(pack.contention) if pack else {},
         utilisation=dict(pack.utilisation) if pack else {},
-        spread_keep=spread)
+        spread_keep=spread, activation_passes=base.activation_passes)
     return Fitted(params, time_fit, memory, pack, skipped)
 
 

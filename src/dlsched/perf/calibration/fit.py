@@ -51,7 +51,11 @@ BOUND = 3.0  # log-parameters stay within exp(+-3) of the default
 DIFF_STEP = 1e-2  # relative finite-difference step on the log-parameters
 K0 = 4.0  # samples: the small-batch overhead the fit starts from (and held-out groups fall back to)
 LOSS, F_SCALE = "soft_l1", 0.1  # robust: a few measured rows contradict their neighbours (docs)
+# Each operator's working set is written once and read once in the forward, the recomputed forward
+# and the backward's two passes (``CostParams.forward_passes`` = 4): a physical count, not fitted.
+ACTIVATION_PASSES = 2 * DEFAULT_PARAMS.forward_passes
 MAX_NFEV = 100
+MARGIN_PERCENTILE = 90  # of the DP-memory fit's over-statement: the slack a new run's plan is given
 TOL = 1e-4  # relative change of cost or parameters at which a group stops (deterministic)
 DEFAULT_CLUSTER = "crius-sim"  # whose link figures the fitted scales multiply
 
@@ -122,6 +126,13 @@ class MemoryFit:
     rows: int
     median_error: float  # relative, in-sample
     skipped: list[Skipped] = field(default_factory=list)
+    # family -> p90 of (predicted / measured - 1) on its rows, and "" -> over every row: how far
+    # the fitted memory model over-states a replica's memory (``fit_headroom``'s margin)
+    over: dict[str, float] = field(default_factory=dict)
+
+    def margin(self, family: str) -> float:
+        """Relative over-statement to leave as slack for ``family`` (the pooled figure without rows)."""
+        return max(0.0, self.over.get(family, self.over.get("", 0.0)))
 
 
 def _dp_parts(model: ModelInfo, batch: int, gpus: int, gpu_type: str) -> tuple[float, float] | None:
@@ -145,8 +156,8 @@ def fit_memory(rows: Sequence[MemoryRow]) -> MemoryFit:
 
     data, skipped = [], []
     for r in rows:
-        if r.bytes_per_gpu is None:
-            continue  # an oom row has no figure to fit
+        if not r.bytes_per_gpu:
+            continue  # an oom row (or a 0 entry) has no figure to fit
         try:
             model = get_model(r.model, r.param)
         except InputError:
@@ -171,9 +182,12 @@ def fit_memory(rows: Sequence[MemoryRow]) -> MemoryFit:
     hi = [20.0] * (2 * len(fams)) + [8.0]
     sol = lsq_linear(A, y, bounds=(lo, hi), method="bvls")
     x = sol.x
-    err = np.abs(A @ x - 1.0)
+    rel = A @ x - 1.0
     scales = {f: (float(x[2 * j]), float(x[2 * j + 1])) for j, f in enumerate(fams)}
-    return MemoryFit(scales, float(x[-1] * 1e9), len(data), float(np.median(err)), skipped)
+    fam_of = np.array([d[0] for d in data])
+    over = {f: float(np.percentile(rel[fam_of == f], MARGIN_PERCENTILE)) for f in fams}
+    over[""] = float(np.percentile(rel, MARGIN_PERCENTILE))
+    return MemoryFit(scales, float(x[-1] * 1e9), len(data), float(np.median(np.abs(rel))), skipped, over)
 
 
 # ----------------------------------------------------------------------------- iteration times
@@ -330,13 +344,19 @@ def _fit_group(pricer: _Pricer, members: list[int]) -> tuple[np.ndarray, int]:
 # ----------------------------------------------------------------------------- memory headroom
 
 
-def fit_headroom(runs: Sequence[MeasuredRun], base: CostParams) -> dict[str, tuple[float, float]]:
-    """Per family, the memory scales of ``base`` shrunk just enough that every measured run fits.
+def fit_headroom(runs: Sequence[MeasuredRun], base: CostParams,
+                 memory: MemoryFit | None = None) -> dict[str, tuple[float, float]]:
+    """Per family, the memory scales of ``base`` shrunk so that every measured run fits, with a margin.
 
     The DP-replica fit (``fit_memory``) sets how memory grows with state and activations; a
     measured run is proof that *some* plan fits, so where the fitted scales still call one out
     of memory, the family's scales are multiplied by the largest factor <= 1 under which every
     measured run of the family fits (bisection; measured-oom rows are not used, they only score).
+    That leaves the tightest measured run with no slack, and a run the fit has not seen (another
+    model size, another GPU type) is predicted no better than the memory model predicts the DP
+    replicas: so the factor is further divided by 1 + the DP fit's p90 over-statement for the
+    family (``MemoryFit.margin``): a plan is refused only when it overflows by more than the
+    memory model's own error.  The price: more measured-OOM runs are called runnable.
     """
     from dlsched.perf.parallel.search import plan_fits
 
@@ -361,5 +381,6 @@ def fit_headroom(runs: Sequence[MeasuredRun], base: CostParams) -> dict[str, tup
                 mid = 0.5 * (lo + hi)
                 lo, hi = (mid, hi) if fits(run, mid) else (lo, mid)
             kappa = lo
+        kappa /= 1.0 + (memory.margin(fam) if memory is not None else 0.0)
         out[fam] = (s_state * kappa, s_act * kappa)
     return out

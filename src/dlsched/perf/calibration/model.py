@@ -3,9 +3,10 @@
 Large-model jobs are priced at the optimal plan under the fitted cost
 parameters; placement spread costs the fitted ``spread_keep`` per halving of
 GPUs per node; other jobs go to the placement model with the fitted packing
-figures.  The Cell estimator is shared through the cluster (as
-``shared_estimator`` does) when no uncalibrated one is there yet, so the
-policies' Cell estimates and the prices come from the same parameters.
+figures.  Its Cell estimator is the cluster's one for these parameters, and
+becomes the one the policies share when this is the first model built on the
+cluster, so the policies' Cell estimates and the prices come from the same
+parameters.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Callable
 from dlsched.cluster.topology import Cluster
 from dlsched.perf.base import PerfModel
 from dlsched.perf.calibration.params import CalibratedParams, resolve
+from dlsched.perf.parallel.adaptive import claim_shared_estimator, estimator_for
 from dlsched.perf.parallel.estimator import CellEstimator
 from dlsched.perf.parallel.perf_model import SPREAD_FACTOR, AdaptivePerfModel
 
@@ -41,9 +43,8 @@ def calibrated_model(cluster: Cluster, perf_params=None,
 
     cal = resolve(perf_params)
     cost = cal.cost_params()
-    est = cluster.derived("perf.cell_estimator", lambda: CellEstimator(cluster, cost))
-    if est.params != cost:  # an uncalibrated estimator came first: keep it for whoever holds it
-        est = CellEstimator(cluster, cost)
+    est = estimator_for(cluster, cost)
+    claim_shared_estimator(cluster, est)
     fallback = wrap(PlacementPerfModel(cluster, contention=cal.contention or None,
                                        utilisation=cal.utilisation or None))
     return CalibratedPerfModel(cluster, cal, fallback, est)

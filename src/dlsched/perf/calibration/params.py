@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ class CalibratedParams:
     contention: dict[str, float] = field(default_factory=dict)
     utilisation: dict[str, float] = field(default_factory=dict)
     spread_keep: float | None = None
+    activation_passes: float = 0.0  # ``CostParams.activation_passes`` (0: none, as in older files)
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def cost_params(self, base: CostParams = DEFAULT_PARAMS) -> CostParams:
@@ -59,7 +61,7 @@ class CalibratedParams:
                        memory_scale=tuple((f, s, a) for f, (s, a) in sorted(self.memory.items())),
                        link_scale=tuple((g, f, i, o) for (g, f), (i, o) in sorted(self.links.items())),
                        batch_overhead=tuple((g, f, k) for (g, f), k in sorted(self.batch_overhead.items())),
-                       reserved_bytes=self.reserved_bytes)
+                       reserved_bytes=self.reserved_bytes, activation_passes=self.activation_passes)
 
     # ------------------------------------------------------------------ JSON
 
@@ -79,6 +81,7 @@ class CalibratedParams:
                          "utilisation_scale": round(self.utilisation.get(f, 1.0), 6)}
                         for f in sorted(self.contention)],
             "spread_keep": None if self.spread_keep is None else round(self.spread_keep, 6),
+            "activation_passes": self.activation_passes,
             "provenance": self.provenance,
         }
 
@@ -113,6 +116,9 @@ class CalibratedParams:
                for e in data.get("memory", [])}
         packing = data.get("packing", [])
         spread = data.get("spread_keep")
+        passes = _number(data, "activation_passes", source) if "activation_passes" in data else 0.0
+        if passes < 0:
+            raise InputError(f"must be 0 or more, got {passes!r}", file=source, field="activation_passes")
         if spread is not None and not (isinstance(spread, (int, float)) and 0 < spread <= 1):
             raise InputError(f"must be in (0, 1], got {spread!r}", file=source, field="spread_keep")
         return CalibratedParams(
@@ -120,7 +126,9 @@ class CalibratedParams:
             reserved_bytes=need(data, "reserved_bytes") if "reserved_bytes" in data else DEFAULT_PARAMS.reserved_bytes,
             contention={need(e, "family", str): _number(e, "contention", source) for e in packing},
             utilisation={need(e, "family", str): need(e, "utilisation_scale") for e in packing},
-            spread_keep=None if spread is None else float(spread), provenance=dict(data.get("provenance", {})))
+            spread_keep=None if spread is None else float(spread),
+            activation_passes=passes,
+            provenance=dict(data.get("provenance", {})))
 
     @staticmethod
     def load(path: str | Path) -> CalibratedParams:
@@ -143,6 +151,7 @@ def _number(obj: dict, key: str, source: str) -> float:
     return float(v)
 
 
+@cache  # read once per process: the default perf model builds it for every simulator
 def shipped() -> CalibratedParams:
     """The fit shipped with dlsched (package data)."""
     text = resources.files("dlsched.perf.calibration").joinpath(SHIPPED).read_text(encoding="utf-8")

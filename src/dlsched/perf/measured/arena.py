@@ -4,7 +4,8 @@ Reads ``arena-profiled-iteration-times.csv`` (``model,param,batch_size,gpu_type,
 gpus_per_node,gpus,iter_time_s,status``: the measured time of the best Alpa plan per
 placement, ``status=oom`` where the run did not fit) and, optionally,
 ``arena-dp-replica-memory.csv`` (``model,param,batch_size,gpus,per_gpu_mem_gb,status``).
-Both formats are detected from their header (``detect``).
+Both are read by the one profile-table reader (``dlsched.workload.readers.profiles``, kinds
+``iterations`` and ``dp-memory``), detected from their header.
 
 ``ArenaTimes.lookup`` answers what the authors' simulator (sjtu-epcc/arena, ``db_querier.py``,
 the ``only_opt`` query every policy's jobs are advanced with) answers for a placement of
@@ -19,7 +20,7 @@ the ``only_opt`` query every policy's jobs are advanced with) answers for a plac
    smaller model runs faster);
 4. else infeasible.
 
-An entry found but out of memory, zero, or above one 300-s round is infeasible (their
+An entry found but out of memory or above one 300-s round is infeasible (their
 check applies to the raw entry, before scaling).  Throughput is ``batch / iter`` rounded to
 3 decimals and the iteration time ``batch / throughput`` rounded to 3 decimals, as theirs,
 so round counts agree with theirs to the iteration.
@@ -51,9 +52,6 @@ PARAM_STEPS: dict[str, tuple[str, ...]] = {
 }
 # their hardware_specs gpu_specs_suite max_mem (GB) where a cluster GPU type has no figure of ours
 GPU_MEMORY_GB = {"a100": 40.0, "v100": 32.0, "a40": 48.0, "a10": 24.0}
-
-TIMES_COLUMNS = ("model", "param", "batch_size", "gpu_type", "nodes", "gpus_per_node", "iter_time_s", "status")
-MEMORY_COLUMNS = ("model", "param", "batch_size", "gpus", "per_gpu_mem_gb", "status")
 
 Key = tuple[str, str, int, str, int, int]  # family, param, batch, gpu (lower case), nodes, GPUs per node
 
@@ -124,58 +122,40 @@ def _priced(entry: float | None, batch: int, key: Key, rule: str, factor: float)
     return Lookup(round(batch / thr, PREC), rule, key)
 
 
-def detect(header: list[str]) -> str | None:
-    """'times' or 'memory' when the header is one of the two arena tables, else None."""
-    cols = set(header)
-    if set(TIMES_COLUMNS) <= cols:
-        return "times"
-    if set(MEMORY_COLUMNS) <= cols:
-        return "memory"
-    return None
-
-
-def _status(row) -> bool:
-    """True for an ``ok`` row, False for ``oom``; anything else is an error naming the field."""
-    s = row.str("status").lower()
-    if s not in ("ok", "oom"):
-        raise row.error(f"status must be ok or oom, got {s!r}", "status")
-    return s == "ok"
+def gpu_key(name: str) -> str:
+    """The authors' GPU names (a100, v100, a40, a10) from a dlsched GPU type name (A100-40G -> a100)."""
+    return name.lower().split("-")[0]
 
 
 def read_arena_times(path: str | Path) -> ArenaTimes:
-    """Read ``arena-profiled-iteration-times.csv`` (or a user's table in that format)."""
-    from dlsched.workload.readers._common import csv_rows
+    """The look-up table of ``arena-profiled-iteration-times.csv`` (or a user's table in that format).
 
-    source = str(path)
+    Rows come from the one profile-table reader (``workload.readers.profiles``, kind
+    ``iterations``): its errors name file, line and field."""
+    from dlsched.workload.readers.profiles import read_profile
+
+    table = read_profile(path, "iterations")
     times: dict[Key, float | None] = {}
-    for row in csv_rows(Path(path), source, required=TIMES_COLUMNS):
-        row.check()
-        nodes = row.int("nodes", minimum=1)
-        per = row.int("gpus_per_node", minimum=1)
-        if row.has("gpus") and row.int("gpus", minimum=1) != nodes * per:
-            raise row.error(f"gpus must be nodes x gpus_per_node = {nodes * per}", "gpus")
-        key = (row.str("model"), row.str("param"), row.int("batch_size", minimum=1),
-               row.str("gpu_type").lower(), nodes, per)
+    for r in table.rows:
+        key = (r.model, r.param, r.batch, gpu_key(r.gpu_type), r.nodes, r.gpus_per_node)
         if key in times:
-            raise row.error("duplicate entry for this model, size, batch, GPU type and placement", "gpu_type")
-        times[key] = row.float("iter_time_s", minimum=0.0) if _status(row) else None
-    if not times:
-        raise InputError("no rows in the iteration-time table", file=source, line=1)
-    return ArenaTimes(source, times)
+            raise InputError("duplicate entry for this model, size, batch, GPU type and placement",
+                             file=table.source, line=r.line, field="gpu_type")
+        times[key] = r.iter_time_s
+    return ArenaTimes(table.source, times)
 
 
 def read_arena_memory(path: str | Path) -> ArenaTimes:
-    """Read ``arena-dp-replica-memory.csv``: per-GPU GB of a data-parallel replica (None: OOM)."""
-    from dlsched.workload.readers._common import csv_rows
+    """Per-GPU GB of a data-parallel replica (None: OOM) from ``arena-dp-replica-memory.csv``
+    (rows from ``workload.readers.profiles``, kind ``dp-memory``)."""
+    from dlsched.workload.readers.profiles import read_profile
 
-    source = str(path)
+    table = read_profile(path, "dp-memory")
     memory: dict[tuple[str, str, int, int], float | None] = {}
-    for row in csv_rows(Path(path), source, required=MEMORY_COLUMNS):
-        row.check()
-        key = (row.str("model"), row.str("param"), row.int("batch_size", minimum=1), row.int("gpus", minimum=1))
+    for r in table.rows:
+        key = (r.model, r.param, r.batch, r.gpus)
         if key in memory:
-            raise row.error("duplicate entry for this model, size, batch and GPU count", "gpus")
-        memory[key] = row.float("per_gpu_mem_gb", minimum=0.0) if _status(row) else None
-    if not memory:
-        raise InputError("no rows in the memory table", file=source, line=1)
-    return ArenaTimes("", {}, memory, source)
+            raise InputError("duplicate entry for this model, size, batch and GPU count",
+                             file=table.source, line=r.line, field="gpus")
+        memory[key] = r.per_gpu_mem_gb
+    return ArenaTimes("", {}, memory, table.source)

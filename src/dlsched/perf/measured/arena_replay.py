@@ -48,7 +48,7 @@ import numpy as np
 
 from dlsched.errors import UnknownNameError
 from dlsched.perf.base import IterCost, PerfModel
-from dlsched.perf.measured.arena import GPU_MEMORY_GB, PARAM_STEPS, ROUND_S, ArenaTimes, Lookup
+from dlsched.perf.measured.arena import GPU_MEMORY_GB, PARAM_STEPS, ROUND_S, ArenaTimes, Lookup, gpu_key
 from dlsched.workload.job import JobSpec
 
 # their RESCHED_OVERHEAD_{WITH,WITHOUT}_PRUNE and caps: (s per GPU, at most)
@@ -122,7 +122,7 @@ class ArenaReplayPerfModel(PerfModel):
         c = self.cluster
         self._node_cap = [int(c.nodes[int(np.flatnonzero(c.node_type == t)[0])].num_gpus)
                           if (c.node_type == t).any() else 0 for t in range(len(c.gpu_types))]
-        self._gpu_key = [gt.name.lower().split("-")[0] for gt in c.gpu_types]
+        self._gpu_key = [gpu_key(gt.name) for gt in c.gpu_types]
         self._mem_gb = [GPU_MEMORY_GB.get(k, gt.memory_gib)
                         for k, gt in zip(self._gpu_key, c.gpu_types)]
         self._names = _family_index()

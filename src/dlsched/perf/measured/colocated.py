@@ -5,7 +5,8 @@ other_scale_factor,steps_per_s,other_steps_per_s``), from Gavel's
 ``scheduler/simulation_throughputs.json``: each job's worker steps per second while it shares
 its GPUs with the other.  Beside the isolated table (``replay.ThroughputTable``) this gives
 measured packing interference: a packed job keeps ``packed / isolated`` of its solo speed.
-Detected from its header (``COLUMNS``).
+Read by the one profile-table reader (``dlsched.workload.readers.profiles``), detected from
+its header.
 """
 
 from __future__ import annotations
@@ -14,9 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlsched.errors import InputError
-
-COLUMNS = ("gpu", "job_type", "scale_factor", "other_job_type", "other_scale_factor", "steps_per_s",
-           "other_steps_per_s")
 
 PairKey = tuple[str, str, int, str, int]  # gpu (lower case), job type, n, other job type, other n
 
@@ -40,22 +38,17 @@ class ColocatedTable:
         return None if hit is None else (hit[1], hit[0])
 
 
-def is_colocated(header: list[str]) -> bool:
-    return set(COLUMNS) <= set(header)
-
-
 def read_colocated(path: str | Path) -> ColocatedTable:
-    from dlsched.workload.readers._common import csv_rows
+    """The look-up table of Gavel's co-located throughputs (rows from the one profile-table
+    reader, ``workload.readers.profiles``, kind ``colocated``)."""
+    from dlsched.workload.readers.profiles import read_profile
 
-    source = str(path)
+    table = read_profile(path, "colocated")
     out: dict[PairKey, tuple[float, float]] = {}
-    for row in csv_rows(Path(path), source, required=COLUMNS):
-        row.check()
-        key = (row.str("gpu").lower(), row.str("job_type"), row.int("scale_factor", minimum=1),
-               row.str("other_job_type"), row.int("other_scale_factor", minimum=1))
+    for r in table.rows:
+        key = (r.gpu_type.lower(), r.job_type, r.scale_factor, r.other_job_type, r.other_scale_factor)
         if key in out:
-            raise row.error("duplicate entry for this pair on this GPU type", "other_job_type")
-        out[key] = (row.float("steps_per_s", minimum=0.0), row.float("other_steps_per_s", minimum=0.0))
-    if not out:
-        raise InputError("no rows in the co-location table", file=source, line=1)
-    return ColocatedTable(source, out)
+            raise InputError("duplicate entry for this pair on this GPU type", file=table.source, line=r.line,
+                             field="other_job_type")
+        out[key] = (r.steps_per_s, r.other_steps_per_s)
+    return ColocatedTable(table.source, out)

@@ -401,10 +401,11 @@ def _kind(path: Path, source: str) -> str:
     head = read_head(path, source, "throughput table").decode("latin-1").lstrip()
     if head.startswith("{"):
         return "gavel"
-    from dlsched.perf.measured.arena import detect
     from dlsched.workload.readers._common import csv_header
+    from dlsched.workload.readers.profiles import profile_kind
 
-    from dlsched.perf.measured.colocated import is_colocated
-
-    header = csv_header(path, source)
-    return "colocated" if is_colocated(header) else (detect(header) or "gavel")
+    kind = profile_kind(csv_header(path, source))
+    if kind in ("plans", "unconsolidated"):
+        raise InputError(f"a {kind} profile table is not replayed (perf calibrate / perf validate read it)",
+                         file=source, field="--throughputs")
+    return {"iterations": "times", "dp-memory": "memory", "colocated": "colocated"}.get(kind, "gavel")

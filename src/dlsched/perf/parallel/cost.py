@@ -77,6 +77,12 @@ class CostParams:
     # takes as long as mb + k would at full efficiency (kernels on few samples do not fill the GPU),
     # which is what makes measured runs scale worse with GPUs and pipeline depth than FLOPs say.
     batch_overhead: tuple[tuple[str, str, float], ...] = ()
+    # Times each operator's working set (activations, attention scores, softmax) crosses GPU memory
+    # per sample and micro-batch, at the GPU's memory bandwidth.  These element-wise and attention
+    # operators are memory-bound; their share of the FLOPs-bound GEMM time falls as the hidden size
+    # grows (bytes ~ S h + a S^2, FLOPs ~ S h^2), which a single efficiency per family cannot follow
+    # across model sizes.  0 = no such term (the analytic defaults).
+    activation_passes: float = 0.0
 
     def overhead_samples(self, gpu: str, family: str) -> float:
         for name, fam, k in self.batch_overhead:
@@ -268,6 +274,8 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
     k_small = params.overhead_samples(hw.gpu.name, prof.family) if params.batch_overhead else 0.0
     mem_bw = hw.gpu.mem_bw_gbs * 1e9
     launch = 3 * (b - a) * params.launch_s
+    act_traffic = params.activation_passes * (sums.workset[b] - sums.workset[a]) / mem_bw if \
+        params.activation_passes else 0.0
     tp_bytes = sums.tp_bytes[b] - sums.tp_bytes[a]
     tp_count = sums.tp_count[b] - sums.tp_count[a]
     passes = params.comm_passes  # forward, rematerialised forward, backward
@@ -294,6 +302,8 @@ def stage_costs(prof: ModelProfile, hw: Hardware, a: int, b: int, choices, offse
         ep = min(dp, shard_max) if shard_max else dp  # expert-parallel degree
         shard_params = pd / tp + pe / (tp * ep)
         compute = work * (mb + k_small) / (tp * peak)
+        if act_traffic:
+            compute += act_traffic * mb / tp
         stream = 3 * shard_params * bpp / mem_bw
         t = compute + stream + launch
 

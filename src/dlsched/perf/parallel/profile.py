@@ -56,6 +56,7 @@ class PrefixLists:
     a2a_count: list[float]
     act_out: list[float]
     workset_max: list[list[float]]  # [a][b-1], as the array
+    workset: list[float]
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +77,7 @@ class ModelProfile:
     a2a_count: np.ndarray
     act_out: np.ndarray  # per operator (not a prefix): output bytes per sample
     workset_max: np.ndarray  # [a, b-1]: largest working set in [a, b)
+    workset: np.ndarray  # prefix sums of the operators' working sets, bytes per sample
     max_experts_shard: int  # experts per MoE layer (bounds expert parallelism); 0 if none
     max_tp: int  # widest useful tensor-parallel degree (attention heads, channels)
     lists: PrefixLists  # the arrays above as lists (what ``stage_costs`` reads)
@@ -126,6 +128,7 @@ def _build(model: ModelInfo) -> ModelProfile:
         a2a_count=_prefix([t.a2a_collectives for t in traits]),
         act_out=np.asarray([lyr.activation_bytes for lyr in layers], dtype=np.float64),
         workset_max=table,
+        workset=_prefix(ws.tolist()),
     )
     return ModelProfile(
         name=model.name,

@@ -4,7 +4,7 @@ Xue et al., "A Codesign of Scheduling and Parallelization for Large Model
 Training in Heterogeneous Clusters" (shared/seeds/000_*.txt), section 6.
 
 * Cells (section 6.1 "Initializing Cells"): for a job asking N_G GPUs,
-  counts N_G/2, N_G, 2N_G (capped at 16 GPUs, the authors' limit) on every
+  counts N_G/2, N_G, 2N_G (capped at 16 GPUs, the authors' limit, or N_G above it) on every
   GPU type, each with log2(n)+1 pipeline depths; a shape's value is its best
   *estimated* Cell (``CellEstimator.best_cell``), computed once per job and
   cached.  Jobs then run at the full-space optimum (the perf model's job).
@@ -44,7 +44,7 @@ from statistics import median
 from dlsched.core.feasible import shape_time
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, ShapeTable,
+from dlsched.policies.crius.common import (job_cap, RunningShapes, Shape, ShapeTable,
                                            apply_targets, resolve_type, shape_of)
 from dlsched.policies.crius.search import (GrowIndex, ReleaseIndex, VirtualCluster, best_grow, best_release,
                                           cached_release)
@@ -58,11 +58,12 @@ _QUEUED = (JobStatus.PENDING, JobStatus.SUSPENDED)
 
 
 def crius_counts(n_g: int, adaptive: bool = True) -> list[int]:
-    """N_G/2, N_G, 2N_G within [1, 16] (section 6.1); only N_G without adaptivity scaling."""
+    """N_G/2, N_G, 2N_G within [1, max(16, N_G)] (section 6.1); only N_G without adaptivity scaling."""
+    cap = job_cap(n_g)
     if not adaptive:
-        return [min(n_g, MAX_GPUS_PER_JOB)]
-    out = sorted({max(1, n_g // 2), n_g, min(2 * n_g, MAX_GPUS_PER_JOB)})
-    return [n for n in out if n <= MAX_GPUS_PER_JOB]
+        return [min(n_g, cap)]
+    out = sorted({max(1, n_g // 2), n_g, min(2 * n_g, cap)})
+    return [n for n in out if n <= cap]
 
 
 @register("crius")
@@ -374,7 +375,7 @@ class Crius(ChargesReplanning, JobPolicy):
         jid = job.job_id
         best = None  # (value, -moves, -gpus, shape, moves)
         skip = touched | {jid}
-        cap = job.spec.num_gpus if crowded else MAX_GPUS_PER_JOB
+        cap = job.spec.num_gpus if crowded else job_cap(job.spec.num_gpus)
         # With jobs waiting, GPUs are the binding constraint: the ones this job does not take go
         # to the jobs behind it, so cluster throughput is maximised by throughput *per GPU*.
         per_gpu = crowded and self.crowded_per_gpu

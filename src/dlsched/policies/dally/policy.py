@@ -17,7 +17,9 @@ shared/seeds/003; sections IV-B1 to IV-B3, Algorithms 1 and 2).
   that cannot be placed may take GPUs from running jobs of higher (worse)
   priority that have held their GPUs for a round, highest first, if that lets it
   fit at a level its timers allow.  Preempted jobs keep their progress, go back
-  to the queue and pay the engine's restore cost on their next start.
+  to the queue and pay the one cost rule (``common.replan_costs``) on their next
+  start: nothing to resume on a shape they have a plan for (the paper: "the
+  restore time is negligible"), a plan search for a new shape.
 - Re-offers (ours, not in the paper; off in every paper variant and on only in
   ``dally-reoffer``): at each round a running job placed on a looser level
   than it fits is offered, in the same priority order, the tightest free
@@ -46,6 +48,7 @@ from dlsched.policies.dally.priority import READINGS, priority
 from dlsched.policies.dally.tuner import DelayTuner
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.common.preemption import largest_fits, placement_level, preempt_to_fit
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
 
 HOUR = 3600.0
@@ -58,7 +61,7 @@ HISTORY_N = 20
 
 
 @register("dally")
-class Dally(JobPolicy):
+class Dally(ChargesReplanning, JobPolicy):
     name = "dally"
     timers = "auto"  # "auto" | "manual" | "nowait" | "consolidated"
     summary = "delay scheduling over machine/rack/network tiers, network-sensitive preemption, auto-tuned timers"
@@ -75,10 +78,13 @@ class Dally(JobPolicy):
         PolicyOption("preempt", bool, True, "network-sensitive preemption"),
         PolicyOption("reoffer", bool, False, "at each preemption round, offer running jobs a tighter level "
                      "(ours, not in the paper; docs/dally.md)"),
+        *COST_OPTIONS,
     )
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
-                 preempt: bool = True, reoffer: bool = False, history_n: int | None = HISTORY_N):
+                 preempt: bool = True, reoffer: bool = False, history_n: int | None = HISTORY_N,
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
+        self.set_costs(costs, plan_s)  # what a start, resume or move costs: the one rule, as for every policy
         if round_s <= 0:
             raise ValueError("round_s must be positive")
         if history_n is None and history_s is None:
@@ -161,7 +167,7 @@ class Dally(JobPolicy):
             victims.sort(key=lambda j: (-prio[j.job_id], -j.spec.submit_time, j.job_id))
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
         # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
-        # most slowed jobs get better-consolidated placements; a move pays the restore cost)
+        # most slowed jobs get better-consolidated placements; a move pays the one cost rule)
         offers = list(queue)
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
@@ -269,5 +275,6 @@ class DallyReoffer(Dally):
     options = tuple(dataclasses.replace(o, default=True) if o.name == "reoffer" else o for o in Dally.options)
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
-                 preempt: bool = True, reoffer: bool = True, history_n: int | None = HISTORY_N):
-        super().__init__(round_s, history_s, reading, preempt, reoffer, history_n)
+                 preempt: bool = True, reoffer: bool = True, history_n: int | None = HISTORY_N,
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
+        super().__init__(round_s, history_s, reading, preempt, reoffer, history_n, costs, plan_s)

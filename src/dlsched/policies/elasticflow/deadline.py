@@ -75,7 +75,17 @@ class ElasticFlow(ElasticFlowLS):
         s = self.satisfactory_share(view, job, now)
         return min(self._profile(view.cluster, job)[1]) if s is None else s  # admitted: best effort
 
+    def static_share(self, cluster, job: JobState) -> int | None:
+        if job.spec.deadline is not None:
+            return None
+        return min(self._profile(cluster, job)[1])
+
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        self._classify(view.cluster)
+        if self._incremental_ok(view):  # no deadline job active: nothing to drop (incremental.py)
+            self._rejected = set()
+            return self._incremental_round(view)
+        self._full_check = True
         cluster = view.cluster
         free = [int(c) for c in cluster.type_gpus]
         for jid, job in self._admitted.items():
@@ -89,13 +99,13 @@ class ElasticFlow(ElasticFlowLS):
             if s is None:
                 drop[job.job_id] = "deadline cannot be met at any share (admission control)"
             elif s <= free[t]:
-                self._admitted[job.job_id] = job
+                self._admit(job, cluster)
                 free[t] -= s
             elif job.spec.deadline is not None:
                 drop[job.job_id] = "its satisfactory share does not fit beside admitted jobs (admission control)"
         self.rejected += len(drop)
         self._rejected = set(drop)
-        decision = super().schedule(view, now) if self._admitted else Decision()
+        decision = self._full_round(view, now) if self._admitted else Decision()
         decision.drop.update(drop)
         return decision
 

@@ -19,6 +19,9 @@ optimum.
 * Allocation: every admitted job gets its share; spare GPUs of each type go
   greedily to the job whose doubling gives the most normalised throughput
   per extra GPU (ElasticFlow's marginal-return allocation).
+
+Speed: while every active job's share is fixed (no deadline applies), a round runs
+incrementally (``incremental.py``) with the same decisions as the full round below.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ import heapq
 
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
-from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, apply_targets, power_counts, queued_jobs,
-                                           resolve_type)
+from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, apply_targets, power_counts,
+                                           queued_jobs, resolve_type, shape_of)
+from dlsched.policies.elasticflow.incremental import AllocationWatch, Backlog, Growth
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
@@ -59,10 +63,122 @@ class ElasticFlowLS(ChargesReplanning, JobPolicy):
         self._thr: dict[str, tuple[int, dict[int, float]]] = {}  # job -> (type, {count: norm thr})
         self._admitted: dict[str, JobState] = {}
         self._rejected: set[str] = set()  # dropped by admission control (deadline-aware subclass)
+        # the incremental round's record (incremental.py)
+        self._new: dict[str, JobState] = {}  # arrived since the last round, not yet classified
+        self._static: dict[str, tuple[int, int]] = {}  # job with a fixed share -> (type, share)
+        self._dynamic: set[str] = set()  # active jobs whose share may change (a deadline applies)
+        self._backlog = Backlog()  # static jobs not admitted yet
+        self._growth = Growth()  # admitted static jobs' first doublings
+        self._share_sum: dict[int, int] = {}  # type -> sum of admitted static jobs' shares
+        self._watch = AllocationWatch()
+        self._keys: dict[str, dict[int, tuple | None]] = {}  # job -> count -> its next doubling's key
+        self._grown: dict[str, int] = {}  # last incremental round: jobs given more than their share
+        self._recheck: set[str] = set()  # jobs that differed from their targets last round
+        self._full_check = True  # the next incremental round compares every admitted job
+
+    def on_submit(self, job: JobState, now: float) -> None:
+        self._new[job.job_id] = job
 
     def on_finish(self, job: JobState, now: float) -> None:
-        self._thr.pop(job.job_id, None)
-        self._admitted.pop(job.job_id, None)
+        jid = job.job_id
+        self._thr.pop(jid, None)
+        self._keys.pop(jid, None)
+        admitted = self._admitted.pop(jid, None) is not None
+        self._new.pop(jid, None)
+        self._dynamic.discard(jid)
+        self._grown.pop(jid, None)
+        self._recheck.discard(jid)
+        st = self._static.pop(jid, None)
+        if st is not None:
+            if admitted:
+                self._share_sum[st[0]] -= st[1]
+                self._growth.remove(jid)
+            else:
+                self._backlog.remove(jid)
+
+    def static_share(self, cluster, job: JobState) -> int | None:
+        """The job's share when it never changes (no deadline applies to it), else None."""
+        if self.loosen is not None and job.spec.deadline is not None:
+            return None
+        return min(self._profile(cluster, job)[1])
+
+    def _classify(self, cluster) -> None:
+        """Sort the jobs that arrived since the last round into fixed and changing shares."""
+        for jid, job in self._new.items():
+            s = self.static_share(cluster, job)
+            if s is None or s < 1:
+                self._dynamic.add(jid)
+            else:
+                t = self._profile(cluster, job)[0]
+                self._static[jid] = (t, s)
+                self._backlog.add(job, t, s)
+        self._new.clear()
+
+    def _admit(self, job: JobState, cluster) -> None:
+        jid = job.job_id
+        self._admitted[jid] = job
+        st = self._static.get(jid)
+        if st is not None and self._backlog.remove(jid):
+            t, s = st
+            self._share_sum[t] = self._share_sum.get(t, 0) + s
+            key = self._next_key(jid, s, cluster)
+            if key is not None:
+                self._growth.add(key)
+
+    def _incremental_ok(self, view: ClusterView) -> bool:
+        """True when the incremental round decides as the full one would (see incremental.py)."""
+        if self._dynamic or len(view.jobs) != len(self._admitted) + len(self._backlog):
+            return False
+        type_gpus = view.cluster.type_gpus
+        return all(v <= type_gpus[t] for t, v in self._share_sum.items())
+
+    def _incremental_round(self, view: ClusterView) -> Decision:
+        cluster = view.cluster
+        jobs = view.jobs
+        free = [int(c) for c in cluster.type_gpus]
+        for t, v in self._share_sum.items():
+            free[t] -= v
+        admitted: list[str] = []
+        for t in range(len(free)):
+            while free[t] > 0:
+                hit = self._backlog.admit(t, free[t])
+                if hit is None:
+                    break
+                jid, s = hit
+                job = jobs[jid]
+                self._admitted[jid] = job
+                self._share_sum[t] = self._share_sum.get(t, 0) + s
+                key = self._next_key(jid, s, cluster)
+                if key is not None:
+                    self._growth.add(key)
+                free[t] -= s
+                admitted.append(jid)
+        grown: dict[str, int] = {}
+
+        def push(heap, jid, n):
+            self._push_next(heap, jid, n, cluster)
+
+        for t in range(len(free)):
+            if free[t] > 0:
+                grown.update(self._growth.grow(t, free[t], self._static, push))
+        moved = self._watch.changed(view.running())
+        if self._full_check:
+            check = set(self._admitted)
+            self._full_check = False
+        else:
+            check = self._recheck.union(moved, grown, self._grown, admitted)
+        targets: dict = {}
+        differ: set[str] = set()
+        static = self._static
+        for jid in sorted((j for j in check if j in self._admitted),
+                          key=lambda j: (jobs[j].spec.submit_time, j)):
+            t, s = static[jid]
+            shape = (t, grown.get(jid, s))
+            targets[jid] = shape
+            if shape_of(cluster, jobs[jid]) != shape:
+                differ.add(jid)
+        self._grown, self._recheck = grown, differ
+        return apply_targets(view, targets, jobs, [])
 
     def _profile(self, cluster, job: JobState) -> tuple[int, dict[int, float], dict[int, float]]:
         hit = self._thr.get(job.job_id)
@@ -105,6 +221,14 @@ class ElasticFlowLS(ChargesReplanning, JobPolicy):
         return counts[-1]  # cannot meet even the loosened deadline: best effort, not dropped
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
+        self._classify(view.cluster)
+        if self._incremental_ok(view):
+            return self._incremental_round(view)
+        return self._full_round(view, now)
+
+    def _full_round(self, view: ClusterView, now: float) -> Decision:
+        """The round as ElasticFlow states it: every admitted and queued job looked at."""
+        self._full_check = True
         cluster = view.cluster
         jobs = view.jobs
         ntypes = len(cluster.gpu_types)
@@ -128,7 +252,7 @@ class ElasticFlowLS(ChargesReplanning, JobPolicy):
             t = self._profile(cluster, job)[0]
             s = self.min_share(view, job, now)
             if s <= free[t]:
-                self._admitted[job.job_id] = job
+                self._admit(job, cluster)
                 share[job.job_id] = s
                 free[t] -= s
         # spare GPUs: doubling by best marginal normalised throughput per extra GPU
@@ -151,16 +275,32 @@ class ElasticFlowLS(ChargesReplanning, JobPolicy):
         return apply_targets(view, targets, jobs, preempt)
 
     def _push_next(self, heap, jid: str, n: int, cluster) -> None:
+        key = self._next_key(jid, n, cluster)
+        if key is not None:
+            heapq.heappush(heap, key)
+
+    def _next_key(self, jid: str, n: int, cluster) -> tuple | None:
+        """The marginal-return heap's entry for an admitted job's next doubling from ``n`` (cached:
+        it depends only on the job's profile)."""
+        keys = self._keys.get(jid)
+        if keys is None:
+            keys = self._keys[jid] = {}
+        elif n in keys:
+            return keys[n]
+        key = keys[n] = self._make_next_key(jid, n, cluster)
+        return key
+
+    def _make_next_key(self, jid: str, n: int, cluster) -> tuple | None:
         job = self._admitted[jid]
         t, norm, _ = self._profile(cluster, job)
         bigger = [m for m in sorted(norm) if m > n]
         if not bigger:
-            return
+            return None
         m = bigger[0]
         gain = norm[m] - norm.get(n, 0.0)
         if gain <= 0:
-            return
-        heapq.heappush(heap, (-gain / (m - n), job.spec.submit_time, jid, t, m))
+            return None
+        return (-gain / (m - n), job.spec.submit_time, jid, t, m)
 
     def describe(self) -> dict:
         d = super().describe()

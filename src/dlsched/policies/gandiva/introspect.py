@@ -23,6 +23,7 @@ from dlsched.perf.sharing.interference import packed_job
 from dlsched.policies.base import ClusterView, JobState
 from dlsched.policies.gandiva.plan import Plan, best_in_node
 from dlsched.policies.gandiva.reactive import job_type
+from dlsched.policies.gandiva.servers import locality, tightest
 
 # ------------------------------------------------------------------ profiling
 
@@ -266,7 +267,6 @@ def improve_locality(plan: Plan, ready) -> int:
     """Move exclusive jobs spread wider than they need (across servers, or across sockets/PCIe
     switches inside one) onto tighter free GPUs.  ``ready(jid)``: the job is past its start cost."""
     moves = 0
-    c = plan.c
     for jid in plan.unsure:  # placed since the last look: which of them could be tighter
         own = plan.gpus[jid]
         if len(own) == plan.jobs[jid].spec.num_gpus and not _as_tight_as_can_be(plan, plan.jobs[jid], own):
@@ -277,20 +277,20 @@ def improve_locality(plan: Plan, ready) -> int:
         own = plan.gpus[jid]
         if len(own) < 2 or plan.sharing(jid) > 1 or not ready(jid) or len(own) != job.spec.num_gpus:
             continue
-        now_tier = plan.tier(own)  # (loose: not yet as tight as that many GPUs can be)
+        now_at = locality(plan, own)  # (loose: not yet as tight as that many GPUs can be)
         # the search for tighter GPUs sees the free map with the job's own GPUs freed; it found
         # nothing last time and no GPU has been freed or taken since: it finds nothing again
         question, seen = ("tighter", jid), (own, plan.free_epoch)
         if plan.no_room.get(question) == seen:
             pass
-        elif now_tier == Tier.RACK and not _one_node_could_hold(plan, own, job_type(plan, job)):
+        elif plan.racks and now_at[0] == Tier.RACK and not _one_node_could_hold(plan, own, job_type(plan, job)):
             plan.no_room[question] = seen  # the search would return GPUs on several nodes again
         else:
             scratch = plan.scratch
             scratch.release(own)  # its GPUs are its alone (sharing 1): free while it looks
             best = plan.pick_free(len(own), job_type(plan, job))
             scratch.allocate(own)
-            if best is not None and c.tier(best) < now_tier:
+            if best is not None and locality(plan, best) < now_at:
                 plan.remove(jid)
                 plan.place(job, best)
                 moves += 1
@@ -322,9 +322,7 @@ def _one_node_could_hold(plan: Plan, own: tuple[int, ...], t: int | None) -> boo
 
 def _as_tight_as_can_be(plan: Plan, job: JobState, own: tuple[int, ...]) -> bool:
     """No placement of that many GPUs of the job's type is tighter (a property of the placement)."""
-    now_tier = plan.tier(own)
-    t = job_type(plan, job)
-    return now_tier <= plan.tightest_tier(t) or (now_tier == Tier.RACK and len(own) > plan.largest_node(t))
+    return locality(plan, own) <= tightest(plan, job_type(plan, job), len(own))
 
 
 def defragment(plan: Plan, waiting: list[JobState], ready, threshold: int) -> int:

@@ -41,6 +41,7 @@ import numpy as np
 from dlsched.cluster.freemap import nodes_of_type
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
+from dlsched.policies.gandiva.servers import fewest_servers
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobState
 
 _TIER_CACHE = 1 << 16
@@ -73,6 +74,8 @@ def _nodes_by_type(cluster) -> dict:
 
 
 class Plan:
+    racks = True  # tell racks apart across servers (off: Gandiva as Dally ran it, servers only; servers.py)
+
     def __init__(self, view: ClusterView):
         self.view = view
         self.c = view.cluster
@@ -276,7 +279,9 @@ class Plan:
         """Any ``n`` free GPUs, one node first (then the best PCIe/socket tier inside it)."""
         if self.scratch.free_of_type(type_id) < n:
             return None
-        got = pick_gpus(self.scratch, n, type_id)
+        got = pick_gpus(self.scratch, n, type_id, max_tier=Tier.NETWORK if self.racks else Tier.NVLINK)
+        if got is None and not self.racks:  # network-agnostic: the fewest servers, wherever they sit
+            got = fewest_servers(self.scratch, self.nodes_of_type(type_id), n)
         if got is None:
             return None
         nodes = {self.node_of(int(g)) for g in got}

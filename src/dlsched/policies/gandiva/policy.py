@@ -33,7 +33,6 @@ these same figures.
 from __future__ import annotations
 
 from dlsched.cluster.topology import Cluster
-from dlsched.core.costs import state_gb
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.gandiva.introspect import (deslice, defragment, grow_all, improve_locality, pack_groups,
                                                  rotate, shrink_all, undo_slower_growth)
@@ -41,6 +40,7 @@ from dlsched.policies.gandiva.plan import Plan
 from dlsched.policies.gandiva.reactive import place_new
 from dlsched.policies.gandiva.served import ServedClock
 from dlsched.policies.gandiva.windows import Windows
+from dlsched.policies.common.mechanism_costs import MeasuredMechanisms, rule_or_mechanism
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -73,6 +73,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
         PolicyOption("migrate_s_per_gb", float, 0.5, "migration per GB of checkpoint", minimum=0.0),
         PolicyOption("migrate_inter_server_s", float, 1.0, "extra for a checkpoint sent to another server",
                      minimum=0.0),
+        PolicyOption("racks", bool, True, "tell racks apart when placing or migrating across servers (off: "
+                     "network-agnostic above the server, as Gandiva's paper defines it and Dally ran it)"),
         *COST_OPTIONS,
     )
 
@@ -80,8 +82,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
                  grow_shrink: bool = True, grow_idle_s: float = 300.0, pack_margin: float = 0.0,
                  defrag_threshold: int = 1, suspend_min_s: float = 0.1, suspend_max_s: float = 1.0,
                  suspend_s_per_gb: float = 0.4, migrate_min_s: float = 1.0, migrate_max_s: float = 3.5,
-                 migrate_s_per_gb: float = 0.5, migrate_inter_server_s: float = 1.0, costs: str = "derived",
-                 plan_s: float = PLAN_PROFILE_S):
+                 migrate_s_per_gb: float = 0.5, migrate_inter_server_s: float = 1.0, racks: bool = True,
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
         if quantum_s <= 0:
             raise ValueError("quantum_s must be positive")
         self.quantum_s = float(quantum_s)
@@ -89,6 +91,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
         self.grow_idle_s, self.pack_margin, self.defrag_threshold = grow_idle_s, pack_margin, defrag_threshold
         self.suspend = (suspend_min_s, suspend_max_s, suspend_s_per_gb)
         self.migrate = (migrate_min_s, migrate_max_s, migrate_s_per_gb, migrate_inter_server_s)
+        self.mechanisms = MeasuredMechanisms(*self.suspend, *self.migrate)
+        self.racks = racks
         self.set_costs(costs, plan_s)
         self.reset()
 
@@ -121,31 +125,14 @@ class Gandiva(ChargesReplanning, JobPolicy):
     # ------------------------------------------------------------------ costs
 
     def suspend_resume_s(self, job: JobState) -> float:
-        lo, hi, per_gb = self.suspend
-        return min(hi, lo + per_gb * state_gb(job.spec))
+        return self.mechanisms.suspend_resume_s(job)
 
     def overhead(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
         # the one cost rule (re-planning a new shape) is the least it pays; Gandiva's own measured
         # mechanism costs (suspend-resume, migration) count where they are larger
-        rule = super().overhead(cluster, job, old, new, kind)
-        own = self._mechanism_s(cluster, job, old, new, kind)
-        if rule is None:
-            return own
-        return rule if own is None else max(rule, own)
-
-    def _mechanism_s(self, cluster: Cluster, job: JobState, old: Allocation | None, new: Allocation,
-                     kind: str) -> float | None:
-        if kind == "resume":
-            return self.suspend_resume_s(job)
-        if kind not in ("migrate", "resize") or old is None:
-            return None
-        old_nodes = {int(cluster.gpu_node[g]) for g in old.gpus}
-        new_nodes = {int(cluster.gpu_node[g]) for g in new.gpus}
-        if kind == "migrate" and job.policy_data.get("rotating"):
-            return self.suspend_resume_s(job)  # a time-sliced job resumed on another GPU of its server
-        lo, hi, per_gb, inter = self.migrate
-        return min(hi, lo + per_gb * state_gb(job.spec) + (inter if old_nodes != new_nodes else 0.0))
+        return rule_or_mechanism(super().overhead(cluster, job, old, new, kind),
+                                 self.mechanisms.seconds(cluster, job, old, new, kind))
 
     # ------------------------------------------------------------------ scheduling
 
@@ -160,6 +147,7 @@ class Gandiva(ChargesReplanning, JobPolicy):
         if plan is not None:
             self._served.settle_all(plan)  # at the sharing the old plan knew, up to the last call
         plan = Plan(view)
+        plan.racks = self.racks
         plan.before_change = self._settle
         served = self._served
         served.acc.clear()
@@ -290,7 +278,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
         return {**super().describe(), "quantum_s": self.quantum_s, "packing": self.packing,
                 "migration": self.migration, "grow_shrink": self.grow_shrink, "grow_idle_s": self.grow_idle_s,
                 "pack_margin": self.pack_margin, "defrag_threshold": self.defrag_threshold,
-                "suspend_s": list(self.suspend), "migrate_s": list(self.migrate)}
+                "suspend_s": list(self.suspend), "migrate_s": list(self.migrate),
+                **({} if self.racks else {"racks": False})}  # written only when off: the default's results stay as they were
 
     def mechanism_counts(self) -> dict:
         """How often each mechanism acted in the last run (deterministic: reported beside results)."""

@@ -14,7 +14,11 @@ keeps those two mechanisms and nothing else (no packing, no introspection):
   but only if that makes it fit; those jobs go to the back of the queue.
 - A running job spread over several nodes moves onto one node as soon as one
   node can hold it (counting the GPUs it already has there), at most one
-  move per call, and only once it has made progress (a move costs a restore).
+  move per call, and only once it has made progress.
+
+Costs: the one cost rule (``common.replan_costs``), as for every policy, or
+Gandiva's measured suspend-resume and migration times where those are larger
+(``common.mechanism_costs``).
 
 It asks to be called at the next round while jobs wait.
 
@@ -35,6 +39,8 @@ from dlsched.cluster.freemap import nodes_of_type
 from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
+from dlsched.policies.common.mechanism_costs import MeasuredMechanisms, rule_or_mechanism
+from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 
@@ -125,16 +131,22 @@ class _Expired:
 
 
 @register("timeslice")
-class TimeSlice(JobPolicy):
+class TimeSlice(ChargesReplanning, JobPolicy):
     name = "timeslice"
+    # overhead() models Gandiva's mechanisms by its measurements; a live engine pays those for real
+    overhead_models_mechanisms = True
     summary = "round-robin time-slicing with consolidating migration (two of Gandiva's mechanisms only)"
     paper = "Xiao et al., Gandiva: Introspective Cluster Scheduling for Deep Learning, OSDI 2018"
     options = (
         PolicyOption("quantum_s", float, 600.0, "time slice in seconds", positive=True),
         PolicyOption("consolidate", bool, True, "migrate a job spread over nodes onto one node"),
+        *COST_OPTIONS,
     )
+    mechanisms = MeasuredMechanisms()  # Gandiva's measured suspend-resume and migration times
 
-    def __init__(self, quantum_s: float = 600.0, consolidate: bool = True):
+    def __init__(self, quantum_s: float = 600.0, consolidate: bool = True, costs: str = "derived",
+                 plan_s: float = PLAN_PROFILE_S):
+        self.set_costs(costs, plan_s)
         if quantum_s <= 0:
             raise ValueError("quantum_s must be positive")
         self.quantum_s = float(quantum_s)
@@ -177,6 +189,11 @@ class TimeSlice(JobPolicy):
         this policy did not send back)."""
         self._queued = {j.spec.job_id: j for j in view.queued()}
         self._order = sorted(self._key(j) for j in self._queued.values())
+
+    def overhead(self, cluster, job: JobState, old: Allocation | None, new: Allocation,
+                 kind: str) -> float | None:
+        return rule_or_mechanism(super().overhead(cluster, job, old, new, kind),
+                                 self.mechanisms.seconds(cluster, job, old, new, kind))
 
     @staticmethod
     def _type(view: ClusterView, job: JobState) -> int | None:
@@ -274,7 +291,7 @@ class TimeSlice(JobPolicy):
                 scratch.allocate(target)
                 d.allocate[j.job_id] = moved = Allocation.of(target, j.allocation.plan)
                 self._started(j, moved.gpus, c)
-                break  # one move per call: each costs a checkpoint and a restore
+                break  # one move per call: each costs a checkpoint and a migration
         if waiting or preempted:  # suspended jobs wait too: they compete again at the next round
             d.wakeup = next_round
         return d

@@ -36,6 +36,7 @@ from itertools import combinations
 from typing import NamedTuple
 
 SCALE = 10 ** 12  # weights are normalised to (0, 1]: a 1e-12 grid keeps every real difference
+_NONE = float("-inf")  # no such move
 
 
 def quantize(x: float) -> int:
@@ -92,6 +93,41 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
         biggest[m.src] = max(biggest[m.src], m.size)
         by_src[m.src].append(i)
     found: list = [None, None]  # [key, (tz, moves)]
+    fixes: dict[tuple[int, int], list] = {}
+
+    def top_fix(s: int, x: int) -> list:
+        """row[i]: the highest gain of a move off type ``s`` at index >= i that frees at least ``x``
+        GPUs (-inf if none): what a state short of ``x`` GPUs of ``s`` can still gain from the move
+        that must end that shortage (built on first use)."""
+        row = fixes.get((s, x))
+        if row is None:
+            row = [_NONE] * (n + 1)
+            for i in range(n - 1, -1, -1):
+                m = cands[i]
+                row[i] = max(row[i + 1], gains[i]) if m.src == s and m.size >= x else row[i + 1]
+            fixes[(s, x)] = row
+        return row
+
+    def dead_end(sl: list[int], gain: int, start: int) -> bool:
+        """Whether a state one move from the limit can yield nothing: short of two types (one
+        move ends one shortage), or of one type by more than any move off it frees, or by so
+        much that no move that frees enough reaches the best found."""
+        s = -1
+        for t, x in enumerate(sl):
+            if x < 0:
+                if s >= 0:
+                    return True
+                s = t
+        if s < 0:
+            return False  # not short: a complete solution, visited
+        x = -sl[s]
+        if biggest[s] < x:
+            return True
+        best = found[0]
+        if best is None:
+            return False
+        row = fixes.get((s, x)) or top_fix(s, x)
+        return gain + row[start] < -best[0]
 
     def visit(start: int, gain: int, sl: list[int], moves: list[Move], used: set[str], tz: int) -> None:
         feasible = min(sl) >= 0
@@ -118,33 +154,60 @@ def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_ne
             # move fewer, a state the check above refuses, so it is not tried
             only_short = need == left
         order = range(start, n)
-        if only_short:
+        lone, fix = -1, None  # the one short type, and what a move ending its shortage can gain
+        if not feasible:
             short = [t for t, x in enumerate(sl) if x < 0]
-            if len(short) == 1:  # (always so with one move left: need >= the short types)
-                off = by_src[short[0]]
-                order = off[bisect_left(off, start):]
-        for i in order:
+            if len(short) == 1:
+                lone = short[0]
+                if only_short:  # (always so with one move left: need >= the short types)
+                    off = by_src[lone]
+                    order = off[bisect_left(off, start):]
+                    if left == 1 and found[0] is not None and \
+                            gain + top_fix(lone, -sl[lone])[start] < -found[0][0]:
+                        return  # no move that ends the shortage reaches the best found
+                elif left == 2:
+                    fix = top_fix(lone, -sl[lone])
+            elif only_short:  # each remaining move must come off one of the short types
+                order = sorted(j for t in short for j in by_src[t][bisect_left(by_src[t], start):])
+        pos = 0
+        while pos < len(order):
+            i = order[pos]
+            pos += 1
             g = gains[i]
             if feasible and g <= 0:
                 break  # sorted: every later move loses throughput, and fewer moves rank first
             if found[0] is not None and gain + g + best_after[i + 1][left - 1] < -found[0][0]:
                 break  # sorted: no later move can reach the best found
             m = cands[i]
-            if m.job_id in used or (only_short and sl[m.src] >= 0):
+            src, dst, size = m.src, m.dst, m.size
+            if m.job_id in used or (only_short and sl[src] >= 0):
+                continue
+            if fix is not None and src != lone and found[0] is not None and gain + g + fix[i + 1] < -found[0][0]:
+                # two moves left and this one not off the short type: the last must end the
+                # shortage alone, so it frees at least as much, and ``fix`` bounds its gain.  Both
+                # fall with i, so every later move off another type fails too: only moves off
+                # the short type are left to try
+                off = by_src[lone]
+                order, pos, fix = off[bisect_left(off, i + 1):], 0, None
                 continue
             if not feasible and left == 1:
                 # the last move must end the only shortage (it leaves that type: ``order``) and fit
-                if sl[m.src] + m.size < 0 or sl[m.dst] < m.size:
+                if sl[src] + size < 0 or sl[dst] < size:
                     continue
-            sl[m.src] += m.size
-            sl[m.dst] -= m.size
+            sl[src] += size
+            sl[dst] -= size
+            if left == 2 and dead_end(sl, gain + g, i + 1):
+                # (a move leaving part of a shortage to the last move is refused here too)
+                sl[src] -= size
+                sl[dst] += size
+                continue
             moves.append(m)
             used.add(m.job_id)
             visit(i + 1, gain + g, sl, moves, used, tz)
             used.discard(m.job_id)
             moves.pop()
-            sl[m.src] -= m.size
-            sl[m.dst] += m.size
+            sl[src] -= size
+            sl[dst] += size
 
     # best new types first, so that a strong bound is found early (the key, not this order, decides)
     types = sorted((t for t, v in w_new.items() if v > 0), key=lambda t: (-w_new[t], t))

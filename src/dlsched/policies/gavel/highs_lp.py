@@ -80,6 +80,33 @@ def solve_box_lp(c_max: np.ndarray, indptr: np.ndarray, indices: np.ndarray, dat
     return _solution(highs) if _run(highs) else None
 
 
+def solve_box_lp_value(c_max: np.ndarray, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                       b: np.ndarray, presolve: bool = True, simplex: bool = False
+                       ) -> tuple[np.ndarray, float] | None:
+    """``solve_box_lp`` with the optimum's objective (``linprog``'s ``fun``: the minimised
+    ``-c_max @ x`` as HiGHS sums it), ``presolve`` as ``linprog``'s option, and ``simplex``
+    for ``method="highs-ds"`` (``linprog`` then names the simplex solver); None unless optimal."""
+    if not binding_available():
+        from scipy.optimize import linprog
+        from scipy.sparse import csc_array
+
+        a = csc_array((data, indices, indptr), shape=(len(b), len(c_max)))
+        res = linprog(-np.asarray(c_max, dtype=float), A_ub=a, b_ub=b, bounds=(0.0, 1.0),
+                      method="highs-ds" if simplex else "highs", options={"presolve": presolve})
+        return None if res.x is None else (res.x, float(res.fun))
+    h, base = _BINDING  # type: ignore[misc]
+    highs = h._Highs()
+    highs.passOptions(base)
+    if not presolve:
+        highs.setOptionValue("presolve", "off")
+    if simplex:
+        highs.setOptionValue("solver", "simplex")
+    pass_box_model(highs, c_max, indptr, indices, data, b)
+    if not _run(highs):
+        return None
+    return _solution(highs), highs.getInfo().objective_function_value
+
+
 def assignment_columns(first_rows: np.ndarray, second_rows: np.ndarray, second_coeffs: np.ndarray):
     """CSC arrays (indptr, indices, data) of an assignment problem's matrix: column k holds 1 in row
     ``first_rows[k]`` (its job's "at most one" row) and ``second_coeffs[k]`` in row ``second_rows[k]``

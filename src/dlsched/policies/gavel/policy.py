@@ -69,7 +69,7 @@ from dlsched.errors import InputError
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
-from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, RunningShapes, apply_targets, resolve_type,
+from dlsched.policies.crius.common import (RunningShapes, apply_targets, resolve_type,
                                            shape_of)
 from dlsched.policies.gavel.flow import solve_from
 from dlsched.policies.gavel.rounds import RoundBook, serve_round
@@ -237,7 +237,7 @@ class Gavel(ChargesReplanning, JobPolicy):
         if w is not None:
             return w
         spec = job.spec
-        n = min(spec.num_gpus, MAX_GPUS_PER_JOB)
+        n = spec.num_gpus
         thr = _replayed_throughputs(perf, cluster, spec, n)
         if thr is None:
             est = shared_estimator(cluster)
@@ -283,7 +283,7 @@ class Gavel(ChargesReplanning, JobPolicy):
             for jid, t in self._stable.items():
                 job = jobs.get(jid)
                 if job is None or job.status != JobStatus.RUNNING or \
-                        shape_of(cluster, job) != (t, min(job.spec.num_gpus, MAX_GPUS_PER_JOB)):
+                        shape_of(cluster, job) != (t, job.spec.num_gpus):
                     return False
             for jid in self._unserved:
                 job = jobs.get(jid)
@@ -364,7 +364,7 @@ class Gavel(ChargesReplanning, JobPolicy):
                 self._keys.insert(i, key)
                 self._active.insert(i, jid)
                 self._rowl.insert(i, self._new_row(cluster, book, j, view.perf))
-                self._sizes.insert(i, min(j.spec.num_gpus, MAX_GPUS_PER_JOB))
+                self._sizes.insert(i, j.spec.num_gpus)
             active = frozenset(self._active)
             if len(self._active) == len(jobs) and jobs.keys() == active:
                 self._rows = np.array(self._rowl, dtype=np.int64)
@@ -379,7 +379,7 @@ class Gavel(ChargesReplanning, JobPolicy):
             rows.append(r if r is not None else self._new_row(cluster, book, j, view.perf))
         self._rowl = rows
         self._rows = np.array(rows, dtype=np.int64)
-        self._sizes = [min(j.spec.num_gpus, MAX_GPUS_PER_JOB) for j in ordered]
+        self._sizes = [j.spec.num_gpus for j in ordered]
         self._set = frozenset(self._active)
 
     def _repeats(self, last: dict[str, int], x: np.ndarray, types_named: np.ndarray, jobs) -> bool:
@@ -668,7 +668,7 @@ class GavelAdmission(Gavel):
         if t not in w:  # an admitted job may stay where it is even if its profile says w = 0 there
             w = {**w, t: 1e-6}
         self._book.add(job.job_id, (job.spec.submit_time, job.job_id), w, t,
-                       min(job.spec.num_gpus, MAX_GPUS_PER_JOB))
+                       job.spec.num_gpus)
         self._virtual.add(job.job_id)
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
@@ -687,7 +687,7 @@ class GavelAdmission(Gavel):
         targets: dict[str, tuple[int, int]] = {}
 
         def size(jid: str) -> int:
-            return min(jobs[jid].spec.num_gpus, MAX_GPUS_PER_JOB)
+            return jobs[jid].spec.num_gpus
 
         def reference(jid: str) -> Admission | None:
             """The same search over every admitted job's moves, rebuilt from scratch."""

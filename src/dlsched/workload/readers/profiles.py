@@ -17,6 +17,11 @@ The first three are the Crius authors' Alpa tables, the last two Gavel's
 same columns read the same way, and ``write_iterations`` writes the first
 format (the live runtime uses it, so a live run can calibrate the simulator).
 
+This is the one reader of these tables: the calibration reads its rows, and
+the replays build their look-up tables from them (``perf.measured.arena`` for
+the iteration-time and DP-memory tables, ``perf.measured.colocated`` for the
+co-located one).  GPU names are resolved to dlsched's canonical GPU types.
+
 Rows are typed dataclasses; a bad field raises ``InputError`` naming the file,
 line and field.  Model names are *not* checked against the zoo here: a table
 may hold sizes the zoo lacks (the calibration skips those rows and says so).
@@ -93,8 +98,9 @@ class MemoryRow:
     param: str
     batch: int
     gpus: int
-    bytes_per_gpu: float | None  # None: out of memory
+    bytes_per_gpu: float | None  # None: out of memory; 0: a 0 entry (no figure; the authors' check passes it)
     line: int
+    per_gpu_mem_gb: float | None = None  # the figure as written (the replay's check uses it unconverted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,14 +211,8 @@ def _plan(row: Row) -> PlanRow:
 def _memory(row: Row) -> MemoryRow:
     model, param, batch = _arena_key(row)
     gpus = row.int("gpus", minimum=1)
-    mem = None
-    if _status_oom(row):
-        pass
-    else:
-        mem = row.float("per_gpu_mem_gb") * 1e9
-        if mem <= 0:
-            raise row.error("memory must be positive", "per_gpu_mem_gb")
-    return MemoryRow(model, param, batch, gpus, mem, row.line)
+    gb = None if _status_oom(row) else row.float("per_gpu_mem_gb", minimum=0.0)
+    return MemoryRow(model, param, batch, gpus, None if gb is None else gb * 1e9, row.line, gb)
 
 
 def _positive(row: Row, name: str) -> float:
@@ -250,13 +250,22 @@ _KINDS: dict[str, tuple[frozenset[str], tuple[str, ...], Callable[[Row], Profile
 PROFILE_KINDS = tuple(_KINDS)
 
 
+def profile_kind(header: Iterable[str]) -> str | None:
+    """The kind of a profile table with these columns, or None when it is none of them."""
+    cols = set(header)
+    for kind, (needed, _, _) in _KINDS.items():
+        if needed <= cols:
+            return kind
+    return None
+
+
 def detect_profile(path: str | Path) -> str:
     """The kind of a profile table, from its header (``InputError`` at line 1 if none matches)."""
     source = str(path)
     cols = set(csv_header(Path(path), source))
-    for kind, (needed, _, _) in _KINDS.items():
-        if needed <= cols:
-            return kind
+    kind = profile_kind(cols)
+    if kind is not None:
+        return kind
     raise InputError(f"not a profile table: the header {sorted(cols)} matches none of "
                      f"{', '.join(PROFILE_KINDS)} (see dlsched.workload.readers.profiles)", file=source, line=1)
 
