@@ -185,7 +185,7 @@ def test_packing_decision_survives_a_sliced_window_without_progress():
         job = lambda: SimpleNamespace(spec=SimpleNamespace(model="resnet50", params=None, batch_size=32),  # noqa: E731
                                       policy_data={"measured": {"packed": packed_rate, "sliced": 0.0}})
         calls = []
-        plan = SimpleNamespace(holders={0: ["a", "b"]}, gpus={"a": (0,), "b": (0,)}, packed={"a", "b"},
+        plan = SimpleNamespace(holders={0: ["a", "b"]}, shared={0}, gpus={"a": (0,), "b": (0,)}, packed={"a", "b"},
                                jobs={"a": job(), "b": job()}, set_packed=lambda hold, on: calls.append(on))
         return plan, calls
 

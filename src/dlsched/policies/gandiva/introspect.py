@@ -32,15 +32,21 @@ def signature(plan: Plan, jid: str) -> tuple:
     return plan.gpus[jid], plan.mode(jid), plan.sharing(jid)
 
 
-def observe(view: ClusterView, plan: Plan, now: float, window_s: float) -> None:
-    """Close every profiling window that has run its length unchanged; start those that changed."""
+def observe(view: ClusterView, plan: Plan, now: float, window_s: float, jids=None) -> list[str]:
+    """Close every profiling window that has run its length unchanged; start those that changed.
+
+    ``jids``: the planned jobs to look at (default all); a job whose placement did not change
+    and whose window is not yet due is left as it is, so a caller that knows which jobs those
+    are may pass only the others.  Returns the jobs whose window was closed or restarted."""
     progress_of, at = view.progress_of, view.now  # view.progress(job), without its call
-    gpus, sharing, mode = plan.gpus, plan.sharing, plan.mode
-    for jid, job in plan.jobs.items():
+    gpus, sharing, mode, jobs = plan.gpus, plan.sharing, plan.mode, plan.jobs
+    started = []
+    for jid in (jobs if jids is None else jids):
+        job = jobs[jid]
         sig = gpus[jid], mode(jid), sharing(jid)  # signature(), inlined: every job, every round
-        done = progress_of(job, at)
         win = job.policy_data.get("win")
         if win is not None and win[2] == sig and now - win[0] >= window_s - 1e-9:
+            done = progress_of(job, at)
             # from when it could run again: a move's downtime is the move's cost, not the placement's speed
             start = min(max(win[0], job.ready_at), now - 1e-9)
             rate = (done - win[1]) / (now - start)
@@ -48,18 +54,25 @@ def observe(view: ClusterView, plan: Plan, now: float, window_s: float) -> None:
             if sig[1] == "exclusive":  # by size: grow-shrink keeps a size only if it is faster
                 job.policy_data.setdefault("by_size", {})[len(sig[0])] = rate
             job.policy_data["win"] = (now, done, sig)
+            started.append(jid)
         elif win is None or win[2] != sig:
-            job.policy_data["win"] = (now, done, sig)
+            job.policy_data["win"] = (now, progress_of(job, at), sig)
+            started.append(jid)
+    return started
 
 
-def restart_windows(view: ClusterView, plan: Plan, now: float) -> None:
-    """Jobs whose placement the decision changed start a fresh window now (the old one no longer applies)."""
-    for jid in plan.changed():
+def restart_windows(view: ClusterView, plan: Plan, now: float, changed=None) -> list[str]:
+    """Jobs whose placement the decision changed start a fresh window now (the old one no longer
+    applies); ``changed``: ``plan.changed()`` when the caller has it.  Returns the jobs restarted."""
+    started = []
+    for jid in (plan.changed() if changed is None else changed):
         job = plan.jobs[jid]
         sig = signature(plan, jid)
         win = job.policy_data.get("win")
         if win is None or win[2] != sig:
             job.policy_data["win"] = (now, view.progress(job), sig)
+            started.append(jid)
+    return started
 
 
 def utilisation(view: ClusterView, job: JobState) -> float:
@@ -70,12 +83,14 @@ def utilisation(view: ClusterView, job: JobState) -> float:
 # ------------------------------------------------------------------ time-slicing fairness
 
 
-def rotate(plan: Plan, served: dict[str, float]) -> None:
+def rotate(plan: Plan, served) -> list[str]:
     """Round-robin inside each time-sliced node of 1-GPU jobs: the least-served jobs get
     the GPUs they need not share for the next quantum (Gandiva suspends a job and may resume
     it on another GPU of the server).  Over a few quanta every job gets its fair share
-    (4/6 of a GPU each with six jobs on four GPUs, Fig. 9)."""
+    (4/6 of a GPU each with six jobs on four GPUs, Fig. 9).  ``served(jid)``: the GPU time a
+    job has had (0 for a job placed in this call).  Returns the jobs it moved."""
     c = plan.c
+    moved = []
     for node in sorted(plan.shared_nodes()):
         jobs = sorted(plan.node_jobs(node))
         size = int(c.node_gpus[node])
@@ -90,7 +105,7 @@ def rotate(plan: Plan, served: dict[str, float]) -> None:
         # GPUs with fewer holders keep that role (fewer moves); each holds `low` jobs, `extra` hold one more
         by_load = sorted(gpus, key=lambda g: (len(plan.holders.get(g, ())), g))
         cap = {g: low + (1 if i >= size - extra else 0) for i, g in enumerate(by_load)}
-        order = sorted(jobs, key=lambda j: (served.get(j, 0.0), plan.jobs[j].spec.submit_time, j))
+        order = sorted(jobs, key=lambda j: (served(j), plan.jobs[j].spec.submit_time, j))
         light = [g for g in by_load if cap[g] == low]
         n_light = low * len(light)
         want: dict[str, list[int]] = {}
@@ -112,6 +127,8 @@ def rotate(plan: Plan, served: dict[str, float]) -> None:
             if target[j] != plan.gpus[j][0]:
                 plan.place(plan.jobs[j], (target[j],))
                 plan.jobs[j].policy_data["rotating"] = True  # costs a suspend-resume, not a migration
+                moved.append(j)
+    return moved
 
 
 # ------------------------------------------------------------------ packing
@@ -152,7 +169,10 @@ def pack_groups(view: ClusterView, plan: Plan, rejected: set, margin: float) -> 
                 rejected.add(key)
             for h in hold:  # decided: a later change of co-tenants measures afresh
                 plan.jobs[h].policy_data["measured"].pop("packed", None)
-    candidates = []
+    # New trials.  The first group of a mix whose memory does not fit rules that mix out for good,
+    # so a group of the same mix met after it in the plan's holder order is not tried: each
+    # group's fit is asked, and that order is read only where a mix has groups on both sides.
+    trials: dict[tuple, list] = {}
     for hold in groups:
         key = mix(hold)
         if key in rejected or any(h in plan.packed for h in hold):
@@ -161,20 +181,37 @@ def pack_groups(view: ClusterView, plan: Plan, rejected: set, margin: float) -> 
             continue
         gpu = plan.gpus[hold[0]][0]
         gtype = view.cluster.nodes[int(view.cluster.gpu_node[gpu])].gpu.name
-        if not view.perf.packing([plan.jobs[h].spec for h in hold], gtype).feasible:
+        fits = view.perf.packing([plan.jobs[h].spec for h in hold], gtype).feasible
+        trials.setdefault(key, []).append((hold, fits))
+    candidates = []
+    order = None
+    for key, tried in trials.items():
+        if not all(fits for _, fits in tried):
             rejected.add(key)
-            continue
-        candidates.append((sum(utilisation(view, plan.jobs[h]) for h in hold), tuple(hold)))
+            if not any(fits for _, fits in tried):
+                continue
+            order = order or plan.holder_order()
+            tried = sorted(tried, key=lambda t: min(order[g] for g in _group_gpus(plan, t[0])))
+        for hold, fits in tried:
+            if not fits:
+                break
+            candidates.append((sum(utilisation(view, plan.jobs[h]) for h in hold), tuple(hold)))
     for _, hold in sorted(candidates):
         plan.set_packed(list(hold), True)
 
 
+def _group_gpus(plan: Plan, hold: list[str]) -> list[int]:
+    """The GPUs whose holders are exactly ``hold`` (where ``_shared_groups`` can meet the group)."""
+    want = set(hold)
+    return [g for g in plan.gpus[hold[0]] if set(plan.holders[g]) == want]
+
+
 def _shared_groups(plan: Plan) -> list[list[str]]:
-    """Sets of jobs that share exactly the same GPUs (sorted ids), each once."""
+    """Sets of jobs that share exactly the same GPUs (sorted ids), each once, in GPU order."""
     seen, out = set(), []
-    for hold in plan.holders.values():
-        if len(hold) < 2:
-            continue
+    holders = plan.holders
+    for g in sorted(plan.shared):
+        hold = holders[g]
         key = tuple(sorted(hold))
         if key in seen:
             continue
@@ -207,16 +244,21 @@ def _free_one_node(plan: Plan, job: JobState) -> tuple[int, ...] | None:
     """Free GPUs for the job on one node: same affinity, then empty, then any node."""
     n = job.spec.num_gpus
     c = plan.c
+    t = job_type(plan, job)
+    question = ("one node", n, t)  # whether any node has n free GPUs: the free map alone answers
+    if plan.no_room.get(question) == plan.free_epoch:
+        return None
+    nodes = plan.nodes_array(t)
+    roomy = nodes[plan.scratch.node_free[nodes] >= n].tolist()  # the only nodes the loop below takes
     best = None
-    for node in plan.nodes_of_type(job_type(plan, job)):
-        if plan.scratch.free_on_node(node) < n:
-            continue
+    for node in roomy:
         aff = plan.affinity(node)
         rank = 0 if aff == n else (1 if aff == 0 else 2)
         key = (rank, plan.height(node), node)
         if best is None or key < best[0]:
             best = (key, node)
     if best is None:
+        plan.no_room[question] = plan.free_epoch
         return None
     return best_in_node(c, plan.free_in_node(best[1]), n)
 
@@ -225,24 +267,62 @@ def improve_locality(plan: Plan, ready) -> int:
     """Move exclusive jobs spread wider than they need (across servers, or across sockets/PCIe
     switches inside one) onto tighter free GPUs.  ``ready(jid)``: the job is past its start cost."""
     moves = 0
-    c = plan.c
-    for jid in sorted(plan.gpus):
+    for jid in plan.unsure:  # placed since the last look: which of them could be tighter
+        own = plan.gpus[jid]
+        if len(own) == plan.jobs[jid].spec.num_gpus and not _as_tight_as_can_be(plan, plan.jobs[jid], own):
+            plan.loose.add(jid)
+    plan.unsure.clear()
+    for jid in sorted(plan.loose):  # the others cannot move: the search below would keep them
         job = plan.jobs[jid]
         own = plan.gpus[jid]
         if len(own) < 2 or plan.sharing(jid) > 1 or not ready(jid) or len(own) != job.spec.num_gpus:
             continue
-        now_at = locality(plan, own)
-        t = job_type(plan, job)
-        if now_at <= tightest(plan, t, len(own)):
-            continue  # already as tight as that many GPUs can be: the search below cannot move it
-        plan.remove(jid)
-        best = plan.pick_free(len(own), job_type(plan, job))
-        if best is not None and locality(plan, best) < now_at:
-            plan.place(job, best)
-            moves += 1
+        now_at = locality(plan, own)  # (loose: not yet as tight as that many GPUs can be)
+        # the search for tighter GPUs sees the free map with the job's own GPUs freed; it found
+        # nothing last time and no GPU has been freed or taken since: it finds nothing again
+        question, seen = ("tighter", jid), (own, plan.free_epoch)
+        if plan.no_room.get(question) == seen:
+            pass
+        elif plan.racks and now_at[0] == Tier.RACK and not _one_node_could_hold(plan, own, job_type(plan, job)):
+            plan.no_room[question] = seen  # the search would return GPUs on several nodes again
         else:
-            plan.place(job, own, packed=jid in plan.packed)
+            scratch = plan.scratch
+            scratch.release(own)  # its GPUs are its alone (sharing 1): free while it looks
+            best = plan.pick_free(len(own), job_type(plan, job))
+            scratch.allocate(own)
+            if best is not None and locality(plan, best) < now_at:
+                plan.remove(jid)
+                plan.place(job, best)
+                moves += 1
+                continue
+            plan.no_room[question] = seen
+        plan.keep(jid)  # what taking it off and putting it back did
     return moves
+
+
+def _one_node_could_hold(plan: Plan, own: tuple[int, ...], t: int | None) -> bool:
+    """Some node of the type has ``len(own)`` free GPUs once ``own`` is freed: without one,
+    ``pick_free`` finds only GPUs on several nodes.  (First-free placement has its own rule:
+    the search is never skipped under it.)"""
+    scratch = plan.scratch
+    if scratch.first_free:
+        return True
+    n = len(own)
+    nodes = plan.nodes_array(t)
+    if len(nodes) and int(scratch.node_free[nodes].max()) >= n:
+        return True
+    node_free = scratch.node_free
+    mine: dict[int, int] = {}
+    for g in own:
+        node = plan.node_of(g)
+        mine[node] = mine.get(node, 0) + 1
+    # a typed job's own GPUs are of its type: each node it holds GPUs on is one the search may take
+    return any(int(node_free[node]) + k >= n for node, k in mine.items())
+
+
+def _as_tight_as_can_be(plan: Plan, job: JobState, own: tuple[int, ...]) -> bool:
+    """No placement of that many GPUs of the job's type is tighter (a property of the placement)."""
+    return locality(plan, own) <= tightest(plan, job_type(plan, job), len(own))
 
 
 def defragment(plan: Plan, waiting: list[JobState], ready, threshold: int) -> int:
@@ -290,7 +370,7 @@ def shrink_all(plan: Plan) -> int:
     """Give back every GPU an elastic job holds beyond its demand, keeping its tightest subset."""
     c = plan.c
     moves = 0
-    for jid in sorted(plan.gpus):
+    for jid in sorted(plan.elastic):  # only a grown (so elastic) job holds more than it asked for
         job = plan.jobs[jid]
         own = plan.gpus[jid]
         if len(own) > job.spec.num_gpus:
@@ -306,7 +386,7 @@ def undo_slower_growth(plan: Plan) -> int:
     that size, and grows no further (introspection: the wider placement may cross sockets)."""
     c = plan.c
     moves = 0
-    for jid in sorted(plan.gpus):
+    for jid in sorted(plan.elastic):  # only grow_all sets grown_from, on elastic jobs
         job = plan.jobs[jid]
         own = plan.gpus[jid]
         before = job.policy_data.get("grown_from")
@@ -326,7 +406,7 @@ def grow_all(plan: Plan) -> int:
     (Fig. 11: 1 -> 2 -> 4 GPUs as the others leave), once its present size has been measured."""
     c = plan.c
     moves = 0
-    for jid in sorted(plan.gpus):
+    for jid in sorted(plan.elastic):  # only elastic jobs grow
         job = plan.jobs[jid]
         own = plan.gpus[jid]
         nodes = {plan.node_of(g) for g in own}

@@ -20,6 +20,16 @@ the node's demand counts and summed holders) and a per-job sharing cache, all
 updated by ``place`` and ``remove``: a question costs O(1) or O(a node's jobs),
 never a scan of GPUs.  ``version`` counts changes to who holds what, so a
 caller can tell that nothing moved since it last looked.
+
+The plan also lives across calls (``begin``/``end_call``): after a call the
+engine holds exactly what the plan says (the decision is the difference), so
+the next call starts from it, less the jobs that finished meanwhile (``drop``),
+instead of rebuilding the indexes from every running job.  ``matches`` says
+whether the engine still agrees (same number of running jobs, same free
+GPUs); where it does not (a fault sent a job back to the queue, a live
+launch failed) the caller builds a fresh plan.  ``shared`` (GPUs with several
+holders), ``elastic`` and ``multi`` (jobs on several GPUs) are kept so that
+the introspective passes visit only the jobs they can act on.
 """
 
 from __future__ import annotations
@@ -81,6 +91,24 @@ class Plan:
         self._share: dict[str, int] = {}  # cache of sharing(); dropped for every holder of a changed GPU
         self.version = 0
         self.failed: dict[tuple, int] = {}  # placement question -> version at which it found nothing
+        self.shared: set[int] = set()  # GPUs with more than one holder
+        self.elastic: set[str] = set()  # planned jobs that may grow (JobSpec.elastic)
+        self.multi: set[str] = set()  # planned jobs on more than one GPU
+        # multi-GPU jobs whose placement a tighter one could improve (``loose``), and those placed
+        # since anyone looked (``unsure``): introspect.improve_locality sorts them out
+        self.loose: set[str] = set()
+        self.unsure: set[str] = set()
+        # bumped whenever a GPU becomes free or held: a search over free GPUs that found nothing
+        # finds nothing again until it moves (``no_room``: what found nothing, at which epoch)
+        self.free_epoch = 0
+        self.no_room: dict = {}
+        # called with the jobs whose sharing is about to change (before the change): the policy's
+        # lazy round-robin accounting settles them at the sharing they had
+        self.before_change = None
+        self._refilled: dict[int, int] = {}  # GPU -> order of its (re)insertion into holders in this call
+        self._refill_seq = 0
+        self._changed: set[str] | None = None  # what decision() found changed
+        self._left: set[str] = set()  # jobs that lost every GPU in this call
         self.scratch = view.free.copy()
         # one holder per held GPU in the scratch copy: the plan keeps its own holder lists, the scratch
         # only answers "which GPUs are free" (its free counts do not change: no GPU becomes free here)
@@ -130,6 +158,10 @@ class Plan:
         for node, dem in demands.items():
             if len(dem) == 1:
                 self._by_affinity.setdefault(next(iter(dem)), set()).add(node)
+        self.shared = {g for g, hold in holders.items() if len(hold) > 1}
+        self.elastic = {jid for jid, j in jobs.items() if j.spec.elastic}
+        self.multi = {jid for jid, gpus in planned.items() if len(gpus) > 1}
+        self.unsure = set(self.multi)
         # every job's sharing at once: 1 unless one of its GPUs has several holders
         share = self._share = dict.fromkeys(self.gpus, 1)
         for hold in holders.values():
@@ -166,6 +198,14 @@ class Plan:
 
     def nodes_of_type(self, type_id: int | None) -> tuple[int, ...]:
         return _nodes_by_type(self.c)[type_id]
+
+    def nodes_array(self, type_id: int | None) -> np.ndarray:
+        """``nodes_of_type`` as an index array (for numpy reads of the free map)."""
+        cache = self.c.derived("gandiva.nodes_array", dict)
+        got = cache.get(type_id)
+        if got is None:
+            got = cache[type_id] = np.asarray(self.nodes_of_type(type_id), dtype=np.intp)
+        return got
 
     def affine_nodes(self, n: int, among: tuple[int, ...]) -> list[int]:
         """The nodes of ``among`` whose affinity is ``n`` (> 0), in id order."""
@@ -284,37 +324,94 @@ class Plan:
         for h in hold:
             share.pop(h, None)
 
+    def _unhold(self, jid: str, gpus: tuple[int, ...]) -> list[str]:
+        """Take ``jid`` off its GPUs in every index; returns the co-holders it leaves behind."""
+        before, shared, holders = self.before_change, self.shared, self.holders
+        left: list[str] = []
+        for g in gpus:
+            hold = holders[g]
+            if before is not None:
+                before(hold)
+            self._drop_shares(hold)
+            hold.remove(jid)
+            self._index(jid, g, -1)
+            if len(hold) < 2:
+                shared.discard(g)
+            if hold:
+                left += hold
+            else:
+                del holders[g]
+                self._refilled.pop(g, None)
+                self.scratch.release([g])
+                self.free_epoch += 1
+        self.multi.discard(jid)
+        self.elastic.discard(jid)
+        self.loose.discard(jid)
+        self.unsure.discard(jid)
+        return left
+
     def remove(self, jid: str) -> None:
         gpus = self.gpus.pop(jid, ())
         if not gpus:
             return
         self.version += 1
-        for g in gpus:
-            self.touched.add(g)
-            hold = self.holders[g]
-            self._drop_shares(hold)
-            hold.remove(jid)
-            self._index(jid, g, -1)
-            if not hold:
-                del self.holders[g]
-                self.scratch.release([g])
+        self.touched.update(gpus)
+        self._unhold(jid, gpus)
+        self._left.add(jid)
+
+    def keep(self, jid: str) -> None:
+        """What ``remove(jid)`` then ``place`` on the same GPUs and packing leaves behind, without the
+        round trip, for a job alone on its GPUs: its GPUs count as emptied and held again (their
+        place in ``holder_order``) and ``version`` moves.  (The round trip also listed the job among
+        the changed ones; for a job alone on unchanged GPUs that changes no decision, window or
+        mode, so it is not listed.)"""
+        self.version += 2
+        for g in self.gpus[jid]:
+            self._refill_seq += 1
+            self._refilled[g] = self._refill_seq
+
+    def drop(self, jid: str) -> list[str]:
+        """The engine took ``jid`` off its GPUs between calls (it finished or was dropped): out of the
+        plan, as a fresh build would leave it.  Returns its former co-holders (their sharing changed)."""
+        gpus = self.gpus.pop(jid, ())
+        left = self._unhold(jid, gpus) if gpus else []
+        self.jobs.pop(jid, None)
+        self.packed.discard(jid)
+        self._share.pop(jid, None)
+        self.no_room.pop(("tighter", jid), None)
+        return left
 
     def place(self, job: JobState, gpus, packed: bool = False) -> None:
         jid = job.job_id
         self.remove(jid)
         self.version += 1
         self.jobs[jid] = job
+        self._left.discard(jid)
         gpus = tuple(sorted(int(g) for g in gpus))
         self.gpus[jid] = gpus
         self.repacked.add(jid)
+        before, shared, holders = self.before_change, self.shared, self.holders
         for g in gpus:
             self.touched.add(g)
-            hold = self.holders.setdefault(g, [])
-            if not hold:
+            hold = holders.get(g)
+            if hold is None:
+                hold = holders[g] = []
+                self._refill_seq += 1
+                self._refilled[g] = self._refill_seq
                 self.scratch.allocate([g])
+                self.free_epoch += 1
+            elif before is not None:
+                before(hold)
             hold.append(jid)
             self._drop_shares(hold)
             self._index(jid, g, +1)
+            if len(hold) > 1:
+                shared.add(g)
+        if len(gpus) > 1:
+            self.multi.add(jid)
+            self.unsure.add(jid)
+        if job.spec.elastic:
+            self.elastic.add(jid)
         if packed:
             self.packed.add(jid)
         else:
@@ -342,7 +439,8 @@ class Plan:
         """Every job whose GPUs or mode the plan changed, in a fixed order (deterministic)."""
         self._consistent_modes()
         d = Decision()
-        for jid in sorted(self.changed(), key=lambda j: (self.jobs[j].spec.submit_time, j)):
+        self._changed = changed = self.changed()  # end_call reads it (nothing moves in between)
+        for jid in sorted(changed, key=lambda j: (self.jobs[j].spec.submit_time, j)):
             new = self.allocation(jid)
             old = self.jobs[jid].allocation
             if old is None or old.gpus != new.gpus or old.mode != new.mode:
@@ -357,7 +455,59 @@ class Plan:
         return out
 
     def shared_nodes(self) -> set[int]:
-        return {self.node_of(g) for g, hold in self.holders.items() if len(hold) > 1}
+        gpu_node = self._gpu_node
+        return {gpu_node[g] for g in self.shared}
+
+    # ------------------------------------------------------------------ across calls
+
+    def matches(self, view: ClusterView, running: int) -> bool:
+        """The engine holds what this plan holds: as many running jobs, the same free GPUs (a cheap
+        check that catches what the plan was not told: a fault, a launch that failed)."""
+        return (view.cluster is self.c and running == len(self.gpus) and len(self.jobs) == len(self.gpus)
+                and view.free.total_free == self.scratch.total_free)
+
+    def begin(self, view: ClusterView, alone: list[str] = ()) -> None:
+        """Start a call from the plan the last call left (the engine carried it out).  ``alone``:
+        jobs whose co-holders left since; one left by itself in a shared mode goes back to
+        exclusive, as a fresh build would decide."""
+        self.view = view
+        self.failed = {}
+        self.touched = set()
+        self.repacked = set()
+        self._refilled = {}
+        self._left = set()
+        gpus, jobs = self.gpus, self.jobs
+        for jid in alone:
+            if jid in gpus and jobs[jid].allocation.mode != "exclusive" and self.sharing(jid) == 1:
+                self.repacked.add(jid)
+
+    def end_call(self) -> set[str]:
+        """After ``decision``: the engine now runs every planned job in the mode ``mode`` gives it, so
+        the packed flag of a job left alone is dropped (as the engine's "exclusive" says).
+        Returns the jobs the call changed."""
+        changed = self._changed if self._changed is not None else self.changed()
+        self._changed = None
+        packed = self.packed
+        for jid in changed:
+            if jid in packed and self.sharing(jid) <= 1:
+                packed.discard(jid)
+        for jid in self._left:  # removed and never placed again: no longer running
+            if jid not in self.gpus:
+                self.jobs.pop(jid, None)
+                packed.discard(jid)
+        return changed
+
+    def holder_order(self) -> dict[int, tuple]:
+        """Where each held GPU stands in ``holders`` as a fresh build plus this call's changes orders it
+        (the running jobs in the engine's order, each one's GPUs in turn; GPUs that became held in
+        this call after them).  O(running jobs): asked only where that order decides something."""
+        first: dict[int, tuple] = {}
+        for i, j in enumerate(self.view.running()):
+            for k, g in enumerate(j.allocation.gpus):
+                if g not in first:
+                    first[g] = (0, i, k)
+        refilled = self._refilled
+        return {g: ((1, refilled[g], 0) if g in refilled else first[g]) for g in self.holders}
 
     def _consistent_modes(self) -> None:
         """A shared GPU runs packed only if every job on it was packed; otherwise all slice."""

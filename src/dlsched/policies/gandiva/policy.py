@@ -34,11 +34,12 @@ from __future__ import annotations
 
 from dlsched.cluster.topology import Cluster
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
-from dlsched.policies.gandiva.introspect import (deslice, defragment, grow_all, improve_locality, observe,
-                                                 pack_groups, restart_windows, rotate, shrink_all,
-                                                 undo_slower_growth)
+from dlsched.policies.gandiva.introspect import (deslice, defragment, grow_all, improve_locality, pack_groups,
+                                                 rotate, shrink_all, undo_slower_growth)
 from dlsched.policies.gandiva.plan import Plan
 from dlsched.policies.gandiva.reactive import place_new
+from dlsched.policies.gandiva.served import ServedClock
+from dlsched.policies.gandiva.windows import Windows
 from dlsched.policies.common.mechanism_costs import MeasuredMechanisms, rule_or_mechanism
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.options import PolicyOption
@@ -101,6 +102,25 @@ class Gandiva(ChargesReplanning, JobPolicy):
         self._idle_since: float | None = None
         self._rejected: set = set()  # job groups whose packing lost to time-slicing
         self.counts = {"slice": 0, "pack": 0, "unpack": 0, "migrate": 0, "rotate": 0, "resize": 0}
+        # the plan the last call left, carried into the next (the engine carried it out); None: build one
+        self._plan: Plan | None = None
+        self._alone: list[str] = []  # co-holders of jobs that finished since the last call
+        self._served = ServedClock()
+        self._new: set[str] = set()  # placed by the last call, not yet counted by the round-robin
+        self._rotating: set[str] = set()  # moved by the last call's rotation
+        self._windows = Windows(self.quantum_s)
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        super().on_finish(job, now)
+        jid = job.job_id
+        plan = self._plan
+        if plan is not None and jid in plan.gpus:
+            left = plan.drop(jid)
+            self._alone += left
+            self._windows.mark(left)
+        self._served.forget(jid)
+        self._new.discard(jid)
+        self._rotating.discard(jid)
 
     # ------------------------------------------------------------------ costs
 
@@ -116,15 +136,42 @@ class Gandiva(ChargesReplanning, JobPolicy):
 
     # ------------------------------------------------------------------ scheduling
 
-    def schedule(self, view: ClusterView, now: float) -> Decision:
+    def _plan_for(self, view: ClusterView) -> Plan:
+        """The last call's plan, if the engine still holds what it says; otherwise a fresh one."""
+        plan, alone = self._plan, self._alone
+        self._alone = []
+        running = len(view.jobs) - len(view.queued())  # active jobs less queued ones, without a copy
+        if plan is not None and plan.matches(view, running):
+            plan.begin(view, alone)
+            return plan
+        if plan is not None:
+            self._served.settle_all(plan)  # at the sharing the old plan knew, up to the last call
         plan = Plan(view)
         plan.racks = self.racks
+        plan.before_change = self._settle
+        served = self._served
+        served.acc.clear()
+        count = len(served.dts)
+        for jid, job in plan.jobs.items():
+            pd = job.policy_data
+            if "served" in pd:
+                served.acc[jid] = [pd["served"], count, pd]
+        self._new = {jid for jid, job in plan.jobs.items() if "served" not in job.policy_data}
+        self._windows.adopt(plan)
+        self._plan = plan
+        return plan
+
+    def _settle(self, jids) -> None:
+        self._served.settle(self._plan, jids)
+
+    def schedule(self, view: ClusterView, now: float) -> Decision:
+        plan = self._plan_for(view)
         self._account(plan, now)
         if self._next_round is None:
             self._next_round = now
         is_round = now >= self._next_round - 1e-9
         if is_round:
-            observe(view, plan, now, self.quantum_s)
+            self._windows.round(view, plan, now)
         queue = sorted(view.queued(), key=lambda j: (-j.spec.priority, j.spec.submit_time, j.job_id))
         if queue:
             self._idle_since = None  # an arrival ends the idle period that growth waits for
@@ -149,8 +196,17 @@ class Gandiva(ChargesReplanning, JobPolicy):
                 self.counts["pack"] += 1
             elif old.mode == "packed" and alloc.mode == "sliced":
                 self.counts["unpack"] += 1
-        restart_windows(view, plan, now)
-        if waiting or plan.shared_nodes() or self._may_grow(plan):
+        changed = plan.end_call()
+        self._windows.restart(view, plan, now, changed)
+        acc = self._served.acc
+        for jid in changed:  # newly running: counted from the next call (a newcomer once placed there)
+            if jid not in acc and jid in plan.gpus:
+                pd = plan.jobs[jid].policy_data
+                if "served" in pd:
+                    self._served.start(jid, pd, pd["served"])
+                else:
+                    self._new.add(jid)
+        if waiting or plan.shared or self._may_grow(plan):
             # introspection has work only then; otherwise the next arrival or completion calls us
             # (a months-long trace would otherwise cost a call per quantum for nothing)
             d.wakeup = self._next_round
@@ -159,9 +215,8 @@ class Gandiva(ChargesReplanning, JobPolicy):
     def _may_grow(self, plan: Plan) -> bool:
         """An elastic job could grow into free GPUs of its server, or a growth awaits its measurement."""
         return self.grow_shrink and any(
-            plan.jobs[j].spec.elastic and (plan.scratch.free_on_node(plan.node_of(g[0]))
-                                          or "grown_from" in plan.jobs[j].policy_data)
-            for j, g in plan.gpus.items())
+            plan.scratch.free_on_node(plan.node_of(plan.gpus[j][0])) or "grown_from" in plan.jobs[j].policy_data
+            for j in plan.elastic)
 
     def _place_all(self, plan: Plan, queue: list[JobState]) -> list[JobState]:
         waiting = []
@@ -174,26 +229,29 @@ class Gandiva(ChargesReplanning, JobPolicy):
         return waiting
 
     def _account(self, plan: Plan, now: float) -> None:
-        """Each running job's share of a GPU since the last call: what round-robin evens out."""
+        """Each running job's share of a GPU since the last call: what round-robin evens out
+        (counted lazily by ``ServedClock``: the same figures, read where they are used)."""
+        served = self._served
         if self._last_call is not None and now > self._last_call:
-            dt = now - self._last_call
-            sharing = plan.sharing
-            for jid, job in plan.jobs.items():
-                pd = job.policy_data
-                if "served" in pd:
-                    pd["served"] += dt / sharing(jid)
-        for jid, job in plan.jobs.items():
-            pd = job.policy_data
-            if "rotating" in pd:
-                del pd["rotating"]  # set by this call's rotation only
-            if "served" not in pd:
-                # a newcomer joins the round-robin level with its server's least-served job
-                # (starting from zero would hand it every unshared GPU until it caught up)
-                node = plan.node_of(plan.gpus[jid][0])
-                others = [plan.jobs[o].policy_data["served"] for o in plan.node_jobs(node)
-                          if "served" in plan.jobs[o].policy_data]
-                job.policy_data["served"] = min(others, default=0.0)
+            served.tick(now - self._last_call)
+        jobs = plan.jobs
+        for jid in [j for j in self._rotating if j in jobs]:  # (a set's intersection with a dict walks the dict)
+            jobs[jid].policy_data.pop("rotating", None)  # set by the last call's rotation only
+            self._rotating.discard(jid)
+        acc = served.acc
+        for jid in [j for j in self._new if j in jobs]:
+            # a newcomer joins the round-robin level with its server's least-served job
+            # (starting from zero would hand it every unshared GPU until it caught up)
+            node = plan.node_of(plan.gpus[jid][0])
+            others = [served.value(plan, o) for o in plan.node_jobs(node) if o in acc]
+            served.start(jid, jobs[jid].policy_data, min(others, default=0.0))
+        self._new = set()
         self._last_call = now
+
+    def _served_now(self, jid: str) -> float:
+        if jid in self._served.acc:
+            return self._served.value(self._plan, jid)
+        return self._plan.jobs[jid].policy_data.get("served", 0.0)  # placed in this call
 
     def _introspect(self, view: ClusterView, plan: Plan, waiting: list[JobState], now: float) -> None:
         def ready(jid: str) -> bool:
@@ -203,11 +261,11 @@ class Gandiva(ChargesReplanning, JobPolicy):
             deslice(plan)
             improve_locality(plan, ready)
             defragment(plan, waiting, ready, self.defrag_threshold)
-        rotate(plan, {jid: j.policy_data.get("served", 0.0) for jid, j in plan.jobs.items()})
+        self._rotating.update(rotate(plan, self._served_now))
         if self.packing:
             pack_groups(view, plan, self._rejected, self.pack_margin)
         if self.grow_shrink:
-            busy = waiting or any(plan.sharing(j) > 1 for j in plan.gpus)
+            busy = waiting or bool(plan.shared)  # a job sharing its GPUs
             if busy:
                 self._idle_since = None
             elif self._idle_since is None:

@@ -70,11 +70,16 @@ def slice_target(plan: Plan, job: JobState, nodes: list[int]) -> tuple[int, ...]
     """The GPUs of a same-affinity node to time-slice ``job`` onto (see the module docstring)."""
     n = job.spec.num_gpus
     best = None
-    for node in plan.affine_nodes(n, nodes):  # order does not matter: no two keys tie (gpus differ)
+    # order does not matter: keys differ by their GPUs, and the jobs of one group give one key
+    for node in plan.affine_nodes(n, nodes):
         height = plan.height(node)
-        for jid in sorted(plan.node_jobs(node)):
+        seen = set()
+        for jid in plan.node_jobs(node):
             gpus = plan.gpus[jid]
-            if len(gpus) != n or any(set(plan.holders[g]) != set(plan.holders[gpus[0]]) for g in gpus):
+            if len(gpus) != n or gpus in seen:
+                continue
+            seen.add(gpus)
+            if n > 1 and any(set(plan.holders[g]) != set(plan.holders[gpus[0]]) for g in gpus):
                 continue  # only whole groups that the same jobs hold (a grown job's GPUs are not one)
             holders = plan.holders[gpus[0]]
             if max(plan.jobs[h].spec.priority for h in holders) > job.spec.priority:

@@ -21,10 +21,18 @@ Gandiva's measured suspend-resume and migration times where those are larger
 (``common.mechanism_costs``).
 
 It asks to be called at the next round while jobs wait.
+
+Which running jobs are spread over nodes is kept from call to call (the
+policy placed, moved and preempted them itself; finishes arrive through
+``on_finish``), so a call costs what the queue and the spread jobs cost, not a
+pass over every running job.  Where the engine's count of running jobs
+differs from the policy's (a fault suspended a job), it looks at every
+running job again, as it once did at every call.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from operator import attrgetter
 
 from dlsched.cluster.freemap import nodes_of_type
@@ -61,8 +69,11 @@ class _NodeRoom:
         if self.exact:
             return True
         n = len(own)
-        if self.most[t] >= n:
+        most = self.most[t]
+        if most >= n:
             return True
+        if most + per_node[0][1] < n:  # no node has more free than ``most``; the job holds at most that many on one
+            return False
         free, node_type = self.free, self.node_type
         return any(free[node] + k >= n for node, k in per_node if t is None or node_type[node] == t)
 
@@ -80,11 +91,43 @@ def _gpus_by_type(c, jobs) -> dict[int | None, int]:
 
 
 def _per_node(gpu_node, gpus) -> tuple[tuple[int, int], ...]:
+    """(node, the job's GPUs there) for each node of ``gpus``, most GPUs first."""
     mine: dict[int, int] = {}
     for g in gpus:
         node = int(gpu_node[g])
         mine[node] = mine.get(node, 0) + 1
-    return tuple(mine.items())
+    return tuple(sorted(mine.items(), key=lambda nk: -nk[1]))
+
+
+class _Expired:
+    """Running jobs whose slice expired, oldest slice first, as a round's preemptions walk them:
+    per GPU type (of each job's first GPU; None: all), each list walked from its first job not
+    yet taken.  Taking jobs one queued job at a time from the front keeps a round's walks linear
+    in the expired jobs, where a walk from the start past every job taken so far was quadratic."""
+
+    def __init__(self, jobs: list[JobState], c) -> None:
+        self.lists: dict[int | None, list[JobState]] = {None: jobs}
+        for e in jobs:
+            self.lists.setdefault(int(c.gpu_type_idx[e.allocation.gpus[0]]), []).append(e)
+        self.head = dict.fromkeys(self.lists, 0)
+        self.taken: set[int] = set()  # id() of the jobs taken
+
+    def walk(self, t: int | None):
+        """The jobs of type ``t`` (any type: None) not taken yet, in order."""
+        jobs = self.lists.get(t)
+        if jobs is None:
+            return
+        taken = self.taken
+        i = self.head[t]
+        while i < len(jobs) and id(jobs[i]) in taken:
+            i += 1
+        self.head[t] = i
+        for e in jobs[i:]:
+            if id(e) not in taken:
+                yield e
+
+    def take(self, jobs: list[JobState]) -> None:
+        self.taken.update(map(id, jobs))
 
 
 @register("timeslice")
@@ -115,10 +158,37 @@ class TimeSlice(ChargesReplanning, JobPolicy):
         # "slice" (while running: when its present slice began)
         self._origin: float | None = None  # rounds fall at origin + k * quantum
         self._last_round = 0.0  # (now - origin) / quantum at the previous call
-        self._nodes: dict[str, tuple] = {}  # job id -> (its GPUs, spread over nodes?)
+        self._nodes: dict[str, tuple] = {}  # job id -> (its GPUs, spread over nodes?, its (node, GPUs) pairs)
+        self._running: set[str] | None = None  # the running jobs as this policy left them (None: unknown)
+        self._spread: dict[str, JobState] = {}  # those of them spread over nodes
+        # the queue in serving order: (served, submitted, job id), sorted; a queued job's key does not
+        # change (served moves only when a job leaves the GPUs), so the order is kept, not re-sorted
+        self._order: list[tuple] = []
+        self._queued: dict[str, JobState] = {}
 
     def on_submit(self, job: JobState, now: float) -> None:
         job.policy_data.setdefault("served", job.spec.submit_time)
+        self._enqueue(job)
+
+    @staticmethod
+    def _key(job: JobState) -> tuple:
+        return job.policy_data.get("served", job.spec.submit_time), job.spec.submit_time, job.spec.job_id
+
+    def _enqueue(self, job: JobState) -> None:
+        if job.spec.job_id not in self._queued:
+            self._queued[job.spec.job_id] = job
+            insort(self._order, self._key(job))
+
+    def _dequeue(self, job: JobState) -> None:
+        if self._queued.pop(job.spec.job_id, None) is not None:
+            order = self._order
+            del order[bisect_left(order, self._key(job))]
+
+    def _queue_from(self, view: ClusterView) -> None:
+        """The queue in serving order, from the view (the first call, or after the engine queued a job
+        this policy did not send back)."""
+        self._queued = {j.spec.job_id: j for j in view.queued()}
+        self._order = sorted(self._key(j) for j in self._queued.values())
 
     def overhead(self, cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
@@ -139,21 +209,14 @@ class TimeSlice(ChargesReplanning, JobPolicy):
         self._last_round = rounds
         next_round = self._origin + (int(rounds + 1e-9) + 1) * self.quantum_s
         # every sort key below ends in the (unique) job id, so no list needs sorting but by its own key
-        running = view.running()
-        spread = []  # running jobs whose GPUs lie on several nodes (the only ones consolidation moves)
-        nodes = self._nodes
-        for j in running:  # one pass: every call sees every running job
-            pd = j.policy_data
-            if "slice" not in pd:
-                pd["slice"] = now  # e.g. adopted after an engine restart
-            gpus = j.allocation.gpus
-            if len(gpus) > 1:
-                seen = nodes.get(j.spec.job_id)
-                if seen is None or seen[0] is not gpus:  # worked out once per allocation
-                    per_node = _per_node(c.gpu_node, gpus)
-                    seen = nodes[j.spec.job_id] = (gpus, len(per_node) > 1, per_node)
-                if seen[1]:
-                    spread.append(j)
+        known, queued = self._running, len(view.queued())
+        if known is None or len(known) != len(view.jobs) - queued:
+            self._look_at_every_running_job(view, now)
+        if len(self._queued) != queued:
+            self._queue_from(view)
+        running = None  # read from the view only where a round preempts
+        # running jobs whose GPUs lie on several nodes (the only ones consolidation moves)
+        spread = list(self._spread.values())
         expired = None  # only a round's preemptions read it: sorted on first use (nothing it reads
         # changes before the queue has been served)
         # between rounds only free GPUs are handed out: with none free, no queued job starts and
@@ -161,18 +224,18 @@ class TimeSlice(ChargesReplanning, JobPolicy):
         # queue is neither sorted nor walked; it only asks for the next round
         if not is_round and view.free.total_free == 0:
             d = Decision()
-            if any(True for _ in view.queued()):
+            if queued:
                 d.wakeup = next_round
             return d
-        queue = sorted(view.queued(), key=lambda j: (j.policy_data.get("served", j.spec.submit_time),
-                                                     j.spec.submit_time, j.spec.job_id))
+        order, by_id = self._order, self._queued
         scratch = view.free.copy()
         preempted: list[JobState] = []
         waiting = 0
-        for i, job in enumerate(queue):
+        for i in range(len(order)):  # in serving order; started jobs leave the order after the walk
             if not is_round and scratch.total_free == 0:
-                waiting += len(queue) - i  # nothing later fits either
+                waiting += len(order) - i  # nothing later fits either
                 break
+            job = by_id[order[i][2]]
             t = self._type(view, job)
             n = job.spec.num_gpus
             gpus = pick_gpus(scratch, n, t) if scratch.free_of_type(t) >= n else None
@@ -181,26 +244,33 @@ class TimeSlice(ChargesReplanning, JobPolicy):
                 continue
             if gpus is None:
                 if expired is None:
+                    running = view.running()
                     expired = sorted((j for j in running if now - j.policy_data["slice"] >= self.quantum_s),
                                      key=lambda j: (j.policy_data["slice"], j.spec.submit_time, j.spec.job_id))
                     freeable = _gpus_by_type(c, expired)  # nothing is preempted yet
-                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, preempted,
-                                                            freeable)
+                    expired = _Expired(expired, c)
+                gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, freeable)
                 if gpus is None:
                     waiting += 1
                     continue
                 scratch = scratch2
                 preempted += taken
+                expired.take(taken)
                 for k, v in _gpus_by_type(c, taken).items():
                     freeable[k] -= v
             scratch.allocate(gpus)
             d.allocate[job.job_id] = Allocation.of(gpus)
+        for jid, alloc in d.allocate.items():
+            job = view.jobs[jid]
+            self._dequeue(job)
+            job.policy_data["slice"] = now
+            self._started(job, alloc.gpus, c)
         for j in preempted:
             d.preempt.append(j.job_id)
             j.policy_data["served"] = now
             del j.policy_data["slice"]
-        for jid in d.allocate:
-            view.jobs[jid].policy_data["slice"] = now
+            self._stopped(j.job_id)
+            self._enqueue(j)
         if self.consolidate:
             gone = {j.job_id for j in preempted}
             # only jobs spread over nodes can move: those, in submission order (ties by job id)
@@ -219,7 +289,8 @@ class TimeSlice(ChargesReplanning, JobPolicy):
                     scratch.allocate(own)
                     continue
                 scratch.allocate(target)
-                d.allocate[j.job_id] = Allocation.of(target, j.allocation.plan)
+                d.allocate[j.job_id] = moved = Allocation.of(target, j.allocation.plan)
+                self._started(j, moved.gpus, c)
                 break  # one move per call: each costs a checkpoint and a migration
         if waiting or preempted:  # suspended jobs wait too: they compete again at the next round
             d.wakeup = next_round
@@ -227,21 +298,49 @@ class TimeSlice(ChargesReplanning, JobPolicy):
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._nodes.pop(job.spec.job_id, None)
+        self._stopped(job.spec.job_id)
+        self._dequeue(job)
 
-    def _by_preempting(self, view, job, t, n, scratch, expired, already, freeable):
-        """GPUs for ``job`` after suspending expired jobs (oldest slice first), or (None, ...)."""
+    def _look_at_every_running_job(self, view: ClusterView, now: float) -> None:
+        """Which jobs run and which of them are spread, from the view (the first call, or after the
+        engine changed something this policy did not decide)."""
+        self._running, self._spread = set(), {}
         c = view.cluster
+        for j in view.running():
+            pd = j.policy_data
+            if "slice" not in pd:
+                pd["slice"] = now  # e.g. adopted after an engine restart
+            self._started(j, j.allocation.gpus, c)
+
+    def _started(self, job: JobState, gpus: tuple[int, ...], c) -> None:
+        """``job`` runs on ``gpus`` (started, resumed or moved by this call's decision)."""
+        jid = job.spec.job_id
+        self._running.add(jid)
+        seen = self._nodes.get(jid)
+        if len(gpus) > 1:
+            if seen is None or seen[0] != gpus:  # worked out once per allocation
+                per_node = _per_node(c.gpu_node, gpus)
+                seen = self._nodes[jid] = (gpus, len(per_node) > 1, per_node)
+            if seen[1]:
+                self._spread[jid] = job
+                return
+        self._spread.pop(jid, None)
+
+    def _stopped(self, jid: str) -> None:
+        if self._running is not None:
+            self._running.discard(jid)
+        self._spread.pop(jid, None)
+
+    def _by_preempting(self, view, job, t, n, scratch, expired: _Expired, freeable):
+        """GPUs for ``job`` after suspending expired jobs (oldest slice first, not taken yet, of the
+        job's GPU type if it has one: others' GPUs would not help), or (None, ...)."""
         # at most every eligible expired job's GPUs come free (``freeable``, kept by the caller):
         # if even that is short, the walk below (a copy, then a release per job) finds nothing
         if scratch.free_of_type(t) + freeable.get(t, 0) < n:
             return None, scratch, []
         trial = None
         taken = []
-        for e in expired:
-            if e in already:
-                continue
-            if t is not None and int(c.gpu_type_idx[e.allocation.gpus[0]]) != t:
-                continue  # its GPUs would not help
+        for e in expired.walk(t):
             trial = trial or scratch.copy()
             trial.release(e.allocation.gpus)
             taken.append(e)
