@@ -136,12 +136,12 @@ def test_option_reaches_the_policy_and_summary(tmp_path):
     assert main(["simulate", *SMALL, "--policy", "timeslice", "--option", "quantum_s=120",
                  "--option", "consolidate=false", "--out", str(out)]) == 0
     params = strict_load(out / "summary.json")["params"]
-    assert params["policy_options"] == {"quantum_s": 120.0, "consolidate": False}
+    assert params["policy_options"] == {"quantum_s": 120.0, "consolidate": False, "costs": "derived", "plan_s": 30.0}
     assert params["quantum_s"] == 120.0 and params["consolidate"] is False  # the policy's own describe()
 
 
 @pytest.mark.parametrize("option, message", [
-    ("nope=1", "policy 'timeslice' has no option 'nope'; its options: consolidate, quantum_s"),
+    ("nope=1", "policy 'timeslice' has no option 'nope'; its options: consolidate, costs, plan_s, quantum_s"),
     ("quantum_s=0", "bad option for policy 'timeslice': quantum_s: must be positive"),
     ("quantum_s=nan", "quantum_s: must be a finite number"),
     ("quantum_s=fast", "quantum_s: not a number: 'fast'"),
@@ -246,7 +246,7 @@ def test_job_of_no_length_is_rejected_or_skipped(size_field, value, message, tmp
 # ------------------------------------------------------------ requests a model cannot run on
 
 
-MOE_ON_ONE_A10 = [("ok", 0, "resnet50", 1, 32, 50), ("big", 10, "moe-1.3b", 1, 64, 50)]
+MOE_ON_ONE_A10 = [("ok", 0, "resnet50", 1, 32, 50), ("big", 10, "moe-2.4b", 1, 64, 50)]
 
 
 def moe_trace(tmp_path):
@@ -269,7 +269,7 @@ def test_fit_requests_grows_and_lists_each_change(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["simulate", "--cluster", "crius-testbed", "--trace", str(trace), "--quiet", "--fit-requests",
                  "--policy", "fcfs", "--out", str(out)]) == 0
-    assert "line 3, field 'num_gpus': moe-1.3b 1 -> 2 GPUs" in capsys.readouterr().err
+    assert "line 3, field 'num_gpus': moe-2.4b 1 -> 2 GPUs" in capsys.readouterr().err
     params = strict_load(out / "summary.json")["params"]
     (change,) = params["fitted_requests"]
     assert change["job_id"] == "big" and change["line"] == 3 and change["old"] == 1 and change["new"] in (2, 4, 8, 16)
