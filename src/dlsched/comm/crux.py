@@ -5,7 +5,9 @@ Three steps, re-run on every job arrival, completion or reschedule:
 1. path selection (section 4.1): jobs from the most to the least GPU-intensive
    (I_j = W_j / t_j, from the job's first iterations: here its price alone, which
    is what a profiled first iteration measures) each put their flows on the
-   least-congested equal-cost path;
+   least-congested equal-cost path: ONE path per job (``path="job"``, the paper's "for each job,
+   CRUX selects the least congested path", ``job_paths``), or ours, a port per flow (``path="flow"``,
+   which on a 1:1 Clos leaves nothing contended: docs/crux.md, "Mechanisms");
 2. priority assignment (section 4.2): P_j = k_j I_j, k_j from ``correction``;
 3. priority compression (section 4.3): the contention DAG cut into the usable
    hardware levels by ``compression.compress`` (Algorithm 1, m random orders).
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from dlsched.comm.base import Assignment, CommView, shares_links, usable_levels
 from dlsched.comm.compression import compress
 from dlsched.comm.correction import correction_factors
+from dlsched.comm.job_paths import check_mode, least_congested_per_job
 from dlsched.comm.paths import least_congested, links_meeting
 
 
@@ -39,7 +42,15 @@ class Crux:
     reserved: int = 2
     orders: int = 10  # m, the random topological orders of Algorithm 1
     seed: int = 0
+    path: str = "job"  # the paper's granularity (section 4.1); "flow": ours, a path per flow
     _paths_memo: dict = field(default_factory=dict, repr=False, compare=False)  # least_congested's, between calls
+
+    def __post_init__(self):
+        check_mode(self.path)
+
+    def select(self, view: CommView) -> dict[str, dict[int, int]]:
+        choose = least_congested_per_job if self.path == "job" else least_congested
+        return choose(view, by_intensity(view), self._paths_memo)
 
     def priorities(self, view: CommView) -> dict[str, float]:
         k = correction_factors(list(view.jobs.values()))
@@ -47,7 +58,7 @@ class Crux:
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
-        picks = least_congested(view, by_intensity(view), self._paths_memo) if self.select_paths else {}
+        picks = self.select(view) if self.select_paths else {}
         if not self.assign_priorities:
             return {j: Assignment(self.reserved, picks.get(j)) for j in view.jobs}
         P = self.priorities(view)
@@ -81,3 +92,17 @@ def crux_ps_pa(**kw) -> Crux:
 
 def crux_full(**kw) -> Crux:
     return Crux(**kw)
+
+
+# Ours, kept beside the paper's: a path per flow (``paths.least_congested``), every flow its own port on
+# a 1:1 Clos.  The names the runs had before per-job choice became the default.
+def crux_flow(**kw) -> Crux:
+    return Crux(name="crux-flow", path="flow", **kw)
+
+
+def crux_ps_flow(**kw) -> Crux:
+    return Crux(name="crux-ps-flow", assign_priorities=False, dag_compression=False, path="flow", **kw)
+
+
+def crux_ps_pa_flow(**kw) -> Crux:
+    return Crux(name="crux-ps-pa-flow", dag_compression=False, path="flow", **kw)

@@ -23,12 +23,21 @@ _SEED = PolicyOption("seed", int, 0, "seed of the policy's own random choices (t
 # name -> (factory, summary, options); the factories' modules are imported on first use
 _BUILTINS: dict[str, tuple[str, str, tuple[PolicyOption, ...]]] = {
     "crux": ("dlsched.comm.crux:crux_full",
-             "CRUX (SIGCOMM '24): path selection, priorities P=kI, DAG compression to K levels",
+             "CRUX (SIGCOMM '24): a path per job, priorities P=kI, DAG compression to K levels",
              (_LEVELS, _RESERVED, _SEED)),
     "crux-ps": ("dlsched.comm.crux:crux_ps", "CRUX ablation: path selection only", (_LEVELS, _RESERVED, _SEED)),
     "crux-ps-pa": ("dlsched.comm.crux:crux_ps_pa",
                    "CRUX ablation: path selection and priority assignment, uncompressed (a level per job)",
                    (_LEVELS, _RESERVED, _SEED)),
+    # ours: the same policies with a path per flow instead of the paper's path per job (docs/crux.md)
+    "crux-flow": ("dlsched.comm.crux:crux_flow", "CRUX with a path per flow (ours; the paper: one per job)",
+                  (_LEVELS, _RESERVED, _SEED)),
+    "crux-ps-flow": ("dlsched.comm.crux:crux_ps_flow", "crux-ps with a path per flow (ours)",
+                     (_LEVELS, _RESERVED, _SEED)),
+    "crux-ps-pa-flow": ("dlsched.comm.crux:crux_ps_pa_flow", "crux-ps-pa with a path per flow (ours)",
+                        (_LEVELS, _RESERVED, _SEED)),
+    "taccl-flow": ("dlsched.comm.taccl:taccl_flow", "TACCL* with a path per flow (ours; CRUX's TACCL*: per job)",
+                   (_LEVELS, _RESERVED)),
     "sincronia": ("dlsched.comm.sincronia:Sincronia",
                   "Sincronia (SIGCOMM '18): BSSI order, exponential level classes", (_LEVELS, _RESERVED)),
     "varys": ("dlsched.comm.varys:Varys",

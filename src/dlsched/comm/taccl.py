@@ -5,7 +5,8 @@ CRUX (section 4.4, footnote 3) defines it in one sentence: "TACCL* selects the l
 each job and prioritizes the traffic with longer transmission distances".  Both halves here:
 
 - paths: jobs ordered by the longest path any of their flows needs (network hops), then by bytes, each
-  flow on its least-congested candidate (the same greedy choice as CRUX's, in TACCL's order);
+  job on its least-congested path (footnote 3: "the least congested link for each job": one path per
+  job, ``path="job"``, CRUX's granularity, in TACCL's order); ``path="flow"`` is ours, a port per flow;
 - priorities: one strict level per distance class, the longest distance on the top usable level, the
   next one below, and so on (classes beyond the usable levels share the lowest).  A job's distance is
   that of its longest flow: its ring moves at the pace of its slowest hop, and the policy sets one level
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dlsched.comm.base import Assignment, CommView, usable_levels
+from dlsched.comm.job_paths import check_mode, least_congested_per_job
 from dlsched.comm.paths import least_congested
 
 
@@ -40,12 +42,21 @@ class Taccl:
     name: str = "taccl"
     levels: int = 8
     reserved: int = 2
+    path: str = "job"  # CRUX's footnote 3: per job; "flow": ours
     _paths_memo: dict = field(default_factory=dict, repr=False, compare=False)  # least_congested's, between calls
+
+    def __post_init__(self):
+        check_mode(self.path)
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
         dist = {j.job_id: distance(view, j) for j in view.jobs.values()}
         order = sorted(view.jobs.values(), key=lambda j: (-dist[j.job_id], -j.network_bytes, j.arrival, j.job_id))
-        picks = least_congested(view, order, self._paths_memo)
+        picks = (least_congested_per_job if self.path == "job" else least_congested)(view, order, self._paths_memo)
         levels = distance_levels(dist, usable, self.reserved)
         return {j: Assignment(levels[j], picks.get(j)) for j in view.jobs}
+
+
+def taccl_flow(**kw) -> Taccl:
+    """Ours: TACCL* with a path per flow (the runs before per-job choice)."""
+    return Taccl(name="taccl-flow", path="flow", **kw)
