@@ -53,6 +53,6 @@ def test_main_applies_data_for_the_command_and_restores_it(tmp_path, monkeypatch
     from dlsched import cli
 
     seen = []
-    monkeypatch.setattr(cli, "_main", lambda argv, data: seen.append(shared_data.shared_dir()) or 0)
+    monkeypatch.setattr(cli, "_main", lambda argv, data, entry=False: seen.append(shared_data.shared_dir()) or 0)
     assert cli.main(["--data", str(tmp_path), "policies"]) == 0
     assert seen == [tmp_path] and shared_data.chosen() is None
