@@ -42,6 +42,7 @@ from dlsched.cluster.topology import Tier
 from dlsched.errors import InputError
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.options import PolicyOption
+from dlsched.policies.common.kept_queue import KeptQueue, MapStates
 from dlsched.policies.common.preemption import largest_fits, preempt_to_fit
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
@@ -116,12 +117,11 @@ class Tiresias(ChargesReplanning, JobPolicy):
         self._last_round = -1
         self._labels: dict[str, str] | None = None
         self._labels_of: int | None = None  # id of the perf model the labels were read from
-        self._gen = 0  # names of free-map states (``_state``, ``_bump``)
-        self._state_key: tuple | None = None
-        self._state_gen = 0
+        self._states = MapStates()  # names of free-map states, for ``_no_fit``
         self._no_fit: dict[tuple, int] = {}  # (n, type, tier) -> the state in which pick_gpus found nothing
-        self._q: list[tuple] = []  # the queue in 2D-LAS order (``_ordered_queue``)
-        self._qids: set[int] = set()  # ids of the job objects in it (they are held, so never reused)
+        # the queue in 2D-LAS order, kept between calls: a queued job's queue (its attained
+        # service) does not change while it waits
+        self._queue = KeptQueue()
 
     def attained(self, job: JobState, now: float) -> float:
         """GPU-seconds of service so far (2D-LAS's measure)."""
@@ -159,52 +159,6 @@ class Tiresias(ChargesReplanning, JobPolicy):
             job.policy_data["tiresias_fit"] = got
         return got[1]
 
-    def _ordered_queue(self, view: ClusterView, now: float) -> list[tuple]:
-        """The queued jobs as ((queue, submit time, id), job, fit data) in order, kept between calls.
-
-        A queued job's queue (its attained service) does not change while it waits, so only jobs
-        that joined the queue since the last call are keyed and inserted, and those that left are
-        removed (found by comparing the sets of job objects, a C-level operation).  Jobs this
-        policy started are taken out at once (``_forget_queued``): one that comes back is keyed afresh."""
-        queued = view.queued()
-        if iter(queued) is queued:  # a one-shot iterator: read twice below
-            queued = list(queued)
-        ids = set(map(id, queued))
-        if ids != self._qids:
-            left = self._qids - ids
-            if left:
-                self._q = [e for e in self._q if id(e[1]) not in left]
-            new = ids - self._qids
-            if new:
-                q = self._q
-                for j in queued:
-                    if id(j) in new:
-                        bisect.insort(q, ((self.queue_of(j, now), j.spec.submit_time, j.job_id), j,
-                                          self._fit(view, j)))
-            self._qids = ids
-        return self._q
-
-    def _forget_queued(self, started: list[tuple]) -> None:
-        q = self._q
-        for e in started:
-            del q[bisect.bisect_left(q, e)]
-            self._qids.discard(id(e[1]))
-
-    def _state(self, free) -> int:
-        """A number naming the engine's free map as it is now: the same while nothing changed since
-        the last call, so placements known not to fit then are still known not to fit."""
-        key = (id(free), free.version)
-        if key != self._state_key:
-            self._state_key = key
-            self._gen += 1
-            self._state_gen = self._gen
-        return self._state_gen
-
-    def _bump(self) -> int:
-        """A new number for a scratch map that was just changed."""
-        self._gen += 1
-        return self._gen
-
     def schedule(self, view: ClusterView, now: float) -> Decision:
         c = view.cluster
         if self._origin is None:
@@ -215,7 +169,8 @@ class Tiresias(ChargesReplanning, JobPolicy):
             self._last_round = k
         d = Decision()
         # a queued job's queue (its attained service) does not change while it waits
-        keyed = self._ordered_queue(view, now)
+        keyed = self._queue.update(view.queued(), lambda j: (
+            (self.queue_of(j, now), j.spec.submit_time, j.job_id), j, self._fit(view, j)))
         n_queued = len(keyed)
         victims = []
         if is_round:
@@ -230,7 +185,7 @@ class Tiresias(ChargesReplanning, JobPolicy):
         # taken yet, which change only with it): a (GPUs, type, tier) that did not fit in this state
         # does not fit for the next job asking the same.  ``gen`` names the state; failures on the
         # engine's unchanged map are remembered across calls.
-        gen = self._state(view.free)
+        gen = self._states.of(view.free)
         # taking GPUs never makes a placement fit that did not (pick_gpus fails only when no node,
         # rack or type has the room, and preempt_to_fit only when every prefix fails so), so a
         # failure stays known after an allocation; a release (preemption, move) starts afresh
@@ -262,7 +217,7 @@ class Tiresias(ChargesReplanning, JobPolicy):
                         gpus, scratch, taken = got
                         gone.update(v.job_id for v in taken)
                         d.preempt += [v.job_id for v in taken]
-                        gen = self._bump()
+                        gen = self._states.bump()
                         valid = {gen}
                     else:
                         no_preempt[key] = (gen, prefix)
@@ -272,11 +227,11 @@ class Tiresias(ChargesReplanning, JobPolicy):
                 continue
             started.append(entry)
             scratch.allocate(gpus)
-            gen = self._bump()
+            gen = self._states.bump()
             valid.add(gen)
             job.policy_data["tiresias_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
-        self._forget_queued(started)
+        self._queue.forget(started)
         if len(d.allocate) < n_queued or d.preempt:
             # attained service moves jobs between queues as they run: look again next round
             d.wakeup = self._origin + (k + 1) * self.round_s

@@ -48,6 +48,7 @@ from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, 
 from dlsched.policies.dally.priority import READINGS, priority
 from dlsched.policies.dally.tuner import DelayTuner
 from dlsched.policies.options import PolicyOption
+from dlsched.policies.common.kept_queue import KeptQueue, MapStates
 from dlsched.policies.common.preemption import largest_fits, placement_level, preempt_to_fit
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
@@ -155,12 +156,10 @@ class Dally(ChargesReplanning, JobPolicy):
         self.accepted = {"machine": 0, "rack": 0, "network": 0}
         self.moves = 0  # running jobs moved to a tighter level
         self._reoffer_pending = False
-        self._gen = 0  # names of free-map states (``_state``, ``_bump``)
-        self._state_key: tuple | None = None
-        self._state_gen = 0
+        self._states = MapStates()  # names of free-map states, for ``_no_fit``
         self._no_fit: dict[tuple, int] = {}  # (n, type, tier) -> the state in which pick_gpus found nothing
-        self._q: list[tuple] = []  # the queue in offer order (``_ordered_queue``)
-        self._qids: set[int] = set()  # ids of the job objects in it (they are held, so never reused)
+        # the queue in offer order, kept between calls: a queued job's offer key does not change while it waits
+        self._queue = KeptQueue()
 
     # --------------------------------------------------------------- timers
 
@@ -229,53 +228,8 @@ class Dally(ChargesReplanning, JobPolicy):
             return Tier.RACK, queued_since + tm + tr
         return Tier.NETWORK, math.inf
 
-    def _ordered_queue(self, view: ClusterView, now: float) -> list[tuple]:
-        """The queued jobs as (offer key, job, fit data), in offer order, kept between calls.
-
-        A queued job's offer key does not change while it waits, so only jobs that joined the
-        queue since the last call are keyed and inserted, and those that left are removed (found
-        by comparing the sets of job objects, a C-level operation).  Jobs this policy started
-        are taken out at once (``_forget_queued``): one that comes back is keyed afresh."""
-        queued = view.queued()
-        if iter(queued) is queued:  # a one-shot iterator: read twice below
-            queued = list(queued)
-        ids = set(map(id, queued))
-        if ids != self._qids:
-            left = self._qids - ids
-            if left:
-                self._q = [e for e in self._q if id(e[1]) not in left]
-            new = ids - self._qids
-            if new:
-                q = self._q
-                for j in queued:
-                    if id(j) in new:
-                        bisect.insort(q, (self._queued_key(view, j, now), j, self._fits(view, j)))
-            self._qids = ids
-        return self._q
-
-    def _forget_queued(self, started: list[tuple]) -> None:
-        q = self._q
-        for e in started:
-            del q[bisect.bisect_left(q, e)]
-            self._qids.discard(id(e[1]))
-
     def _call_timers(self, now: float) -> "_CallTimers":
         return _CallTimers(self._tuner if self.timers == "auto" else None, self.timers, now)
-
-    def _state(self, free) -> int:
-        """A number naming the engine's free map as it is now: the same number while nothing changed
-        since the last call, so placements known not to fit then are still known not to fit."""
-        key = (id(free), free.version)
-        if key != self._state_key:
-            self._state_key = key
-            self._gen += 1
-            self._state_gen = self._gen
-        return self._state_gen
-
-    def _bump(self) -> int:
-        """A new number for a scratch map that was just changed."""
-        self._gen += 1
-        return self._gen
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         c = view.cluster
@@ -289,7 +243,7 @@ class Dally(ChargesReplanning, JobPolicy):
             self._last_round = k
         next_round = self._origin + (k + 1) * self.round_s
         d = Decision()
-        entries = self._ordered_queue(view, now)
+        entries = self._queue.update(view.queued(), lambda j: (self._queued_key(view, j, now), j, self._fits(view, j)))
         n_queued = len(entries)
         prio: dict[str, float] = {}
         victims: list[JobState] = []
@@ -319,7 +273,7 @@ class Dally(ChargesReplanning, JobPolicy):
         # yet taken, which change only with it): a (GPUs, type, tier) that did not fit in this state
         # does not fit for the next job asking the same either.  ``gen`` names the state; failures
         # on the engine's unchanged map are remembered across calls.
-        gen = self._state(view.free)
+        gen = self._states.of(view.free)
         # taking GPUs never makes a placement fit that did not (pick_gpus fails only when no node,
         # rack or type has the room, and preempt_to_fit only when every prefix fails so), so a
         # failure stays known after an allocation; a release (preemption, move) starts afresh
@@ -352,7 +306,7 @@ class Dally(ChargesReplanning, JobPolicy):
                 if job.job_id not in gone:
                     t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
                     self._reoffer(view, job, t, scratch, d, gone, now)
-                    gen = self._bump()
+                    gen = self._states.bump()
                     valid = {gen}
                 continue
             if dead is not None and fits in dead:
@@ -414,7 +368,7 @@ class Dally(ChargesReplanning, JobPolicy):
                         for v in taken:
                             gone.add(v.job_id)
                             d.preempt.append(v.job_id)
-                        gen = self._bump()
+                        gen = self._states.bump()
                         valid = {gen}
                     else:
                         no_preempt[key] = (gen, prefix)
@@ -424,7 +378,7 @@ class Dally(ChargesReplanning, JobPolicy):
                     dead.add(fits)
                 continue
             scratch.allocate(gpus)
-            gen = self._bump()
+            gen = self._states.bump()
             valid.add(gen)
             got_level = placement_level(c, gpus)
             self._tuner.record(got_level, n, now, now - job.queued_since)
@@ -440,7 +394,7 @@ class Dally(ChargesReplanning, JobPolicy):
             for i, level in enumerate(("machine", "rack")):
                 if evals[i]:
                     self._tuner.count(level, evals[i], falls[i])
-        self._forget_queued(started)
+        self._queue.forget(started)
         if d.preempt or placed < n_queued or self._reoffer_pending:
             wake = min(wake, next_round if self.preempt else math.inf)
         if math.isfinite(wake):
