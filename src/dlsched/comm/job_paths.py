@@ -22,7 +22,7 @@ from typing import Iterable
 import numpy as np
 
 from dlsched.comm.base import CommJob, CommView
-from dlsched.comm.paths import _PortLoads, _network_part
+from dlsched.comm.paths import _PortLoads, _network_part, replayed_prefix
 
 PATH_MODES = ("job", "flow")
 
@@ -39,13 +39,7 @@ def least_congested_per_job(view: CommView, order: Iterable[CommJob],
 
     ``memo``: as ``least_congested``'s, the jobs that open the order as last time replay their picks."""
     order = list(order)
-    prev_jobs, prev_picks = ([], []) if memo is None or memo.get("fabric") is not view.network_links \
-        else (memo["jobs"], memo["picks"])
-    same = 0
-    while same < len(order) and same < len(prev_jobs) and order[same] is prev_jobs[same]:
-        same += 1
-    if memo is not None:
-        memo.pop("links", None)  # ``links_meeting`` answers only for the per-flow search
+    same, prev_picks = replayed_prefix(view, order, memo)  # ``links_meeting`` answers only per flow
     ports: _PortLoads | None = None
     listed: dict[int, float] = {}
     out: dict[str, dict[int, int]] = {}

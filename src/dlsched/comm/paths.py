@@ -39,6 +39,20 @@ def _fabric_arrays(view: CommView) -> tuple[np.ndarray, np.ndarray]:
     return _NET["arrays"]
 
 
+def replayed_prefix(view: CommView, order: list, memo: dict | None) -> tuple[int, list]:
+    """How many jobs open ``order`` as they opened the memo's last order (the same ``CommJob``
+    objects, on the same fabric), and that order's picks; the memo's per-flow link answers are
+    dropped, as they belong to the last search only."""
+    prev_jobs, prev_picks = ([], []) if memo is None or memo.get("fabric") is not view.network_links \
+        else (memo["jobs"], memo["picks"])
+    same = 0
+    while same < len(order) and same < len(prev_jobs) and order[same] is prev_jobs[same]:
+        same += 1
+    if memo is not None:
+        memo.pop("links", None)
+    return same, prev_picks
+
+
 def least_congested(view: CommView, order: Iterable[CommJob], memo: dict | None = None) -> dict[str, dict[int, int]]:
     """Place jobs' flows one job at a time in ``order``, each flow on the candidate path whose most
     loaded network link is least loaded once it is added (load: offered bytes/s over capacity);
@@ -53,13 +67,7 @@ def least_congested(view: CommView, order: Iterable[CommJob], memo: dict | None 
     ports: _PortLoads | None = None  # for ``PathSet`` candidates (the flow model's)
     out: dict[str, dict[int, int]] = {}
     order = list(order)
-    prev_jobs, prev_picks = ([], []) if memo is None or memo.get("fabric") is not view.network_links \
-        else (memo["jobs"], memo["picks"])
-    same = 0
-    while same < len(order) and same < len(prev_jobs) and order[same] is prev_jobs[same]:
-        same += 1
-    if memo is not None:
-        memo.pop("links", None)
+    same, prev_picks = replayed_prefix(view, order, memo)
     if COMPILED:
         got = _compiled_greedy(view, order, memo, same, prev_picks)
         if got is not None:
