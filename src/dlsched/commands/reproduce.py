@@ -18,13 +18,9 @@ def add_parser(sub) -> None:
 
 
 def _fmt(v: float | None, unit: str) -> str:
-    if v is None:
-        return "-"
-    if unit == "%":
-        return f"{v:.1f}%"
-    if unit == "x":
-        return f"{v:.2f}x"
-    return f"{v:.2f} {unit}".strip()
+    from dlsched.experiments.grid import fmt  # imported when a table is printed, not at start-up
+
+    return fmt(v, unit, signed=False)
 
 
 def headline_table(heads) -> tuple[list[str], list[list[str]]]:

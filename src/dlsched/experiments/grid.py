@@ -214,11 +214,12 @@ def run_headline(headline: GridHeadline, run_point: Callable[[GridPoint], float 
 
 # ---------------------------------------------------------------- formatting
 
-def fmt(v: float | None, unit: str) -> str:
+def fmt(v: float | None, unit: str, signed: bool = True) -> str:
+    """A figure in its unit; percentages carry their sign unless ``signed`` is off."""
     if v is None:
         return "-"
     if unit == "%":
-        return f"{v:+.1f}%"
+        return f"{v:+.1f}%" if signed else f"{v:.1f}%"
     if unit == "x":
         return f"{v:.2f}x"
     return f"{v:.2f} {unit}".strip()
