@@ -37,13 +37,13 @@ from __future__ import annotations
 import bisect
 import math
 
-from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.errors import InputError
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.common.kept_queue import KeptQueue, MapStates
-from dlsched.policies.common.preemption import largest_fits, preempt_to_fit
+from dlsched.policies.common.placing import PlaceOrPreempt
+from dlsched.policies.common.preemption import largest_fits
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
 from dlsched.perf.papers.reference import DALLY_TABLE1_SKEW
@@ -180,19 +180,8 @@ class Tiresias(ChargesReplanning, JobPolicy):
         # victims in a queue above q form a prefix of ``victims`` (highest queue first): its length
         # is found by bisection on the negated queues
         neg_queue = [-self.queue_of(v, now) for v in victims]
-        scratch = view.free.copy()
-        # pick_gpus and preempt_to_fit are pure functions of the scratch map (and of the victims not
-        # taken yet, which change only with it): a (GPUs, type, tier) that did not fit in this state
-        # does not fit for the next job asking the same.  ``gen`` names the state; failures on the
-        # engine's unchanged map are remembered across calls.
-        gen = self._states.of(view.free)
-        # taking GPUs never makes a placement fit that did not (pick_gpus fails only when no node,
-        # rack or type has the room, and preempt_to_fit only when every prefix fails so), so a
-        # failure stays known after an allocation; a release (preemption, move) starts afresh
-        valid = {gen}
-        no_fit = self._no_fit
-        no_preempt: dict[tuple, tuple[int, int]] = {}  # (n, type, tier) -> (gen, longest prefix that failed)
-        gone: set[str] = set()
+        # placements on a scratch map, failures remembered per map state (``common.placing``)
+        placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, victims, neg_queue)
         # in a call without victims only GPUs are taken, so once a (GPUs, type, tier) finds no
         # placement every later job asking the same fails too, and a failing job asks nothing else
         dead: set[tuple] | None = set() if not victims else None
@@ -201,36 +190,16 @@ class Tiresias(ChargesReplanning, JobPolicy):
             (q, _, _), job, key = entry
             if dead is not None and key in dead:
                 continue
-            n, t, tier = key
-            gpus = None
-            if scratch.free_of_type(t) >= n and no_fit.get(key) not in valid:
-                gpus = pick_gpus(scratch, n, t, max_tier=tier)
-                if gpus is None:
-                    no_fit[key] = gen
-            if gpus is None and victims:
-                prefix = bisect.bisect_left(neg_queue, -q)
-                known = no_preempt.get(key)
-                if known is None or known[0] not in valid or known[1] < prefix:
-                    worse = [v for v in victims[:prefix] if v.job_id not in gone]
-                    got = preempt_to_fit(c, scratch, n, t, tier, worse)
-                    if got is not None:
-                        gpus, scratch, taken = got
-                        gone.update(v.job_id for v in taken)
-                        d.preempt += [v.job_id for v in taken]
-                        gen = self._states.bump()
-                        valid = {gen}
-                    else:
-                        no_preempt[key] = (gen, prefix)
+            gpus = placer.place(key, q)
             if gpus is None:
                 if dead is not None:
                     dead.add(key)
                 continue
             started.append(entry)
-            scratch.allocate(gpus)
-            gen = self._states.bump()
-            valid.add(gen)
+            placer.take(gpus)
             job.policy_data["tiresias_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
+        d.preempt += placer.preempted
         self._queue.forget(started)
         if len(d.allocate) < n_queued or d.preempt:
             # attained service moves jobs between queues as they run: look again next round

@@ -23,6 +23,11 @@ def preempt_to_fit(cluster: Cluster, scratch: FreeMap, n: int, type_id: int | No
     """(GPUs, the free map after releasing the victims used, those victims), or None if no prefix helps."""
     trial: FreeMap | None = None
     taken: list[JobState] = []
+    # once pick_gpus has found nothing on ``trial``, a release can only make it succeed through
+    # the nodes and racks it touched (below the network tier, where any GPUs of the type do):
+    # those are checked before pick_gpus is asked again, instead of asking it after every victim
+    failed = False
+    bounded = max_tier < Tier.NETWORK and not scratch.first_free
     for v in victims:
         own = v.allocation.gpus
         if type_id is not None and int(cluster.gpu_type_idx[own[0]]) != type_id:
@@ -30,11 +35,32 @@ def preempt_to_fit(cluster: Cluster, scratch: FreeMap, n: int, type_id: int | No
         trial = trial or scratch.copy()
         trial.release(own)
         taken.append(v)
-        if trial.free_of_type(type_id) >= n:
-            gpus = pick_gpus(trial, n, type_id, max_tier=max_tier)
-            if gpus is not None:
-                return gpus, trial, taken
+        if trial.free_of_type(type_id) < n:
+            failed = True
+            continue
+        if failed and bounded and not _may_fit(trial, own, n, type_id, max_tier):
+            continue
+        gpus = pick_gpus(trial, n, type_id, max_tier=max_tier)
+        if gpus is not None:
+            return gpus, trial, taken
+        failed = True
     return None
+
+
+def _may_fit(trial: FreeMap, released, n: int, type_id: int | None, max_tier: Tier) -> bool:
+    """Whether the release of ``released`` may have made ``n`` GPUs fit on one node (or one rack,
+    with ``max_tier`` RACK) where nothing fitted before: only a node or rack it touched can."""
+    gpu_node, node_rack, node_type, _ = trial._lists
+    node_free, rack_type_free = trial._nf, trial._rtf
+    rack = max_tier >= Tier.RACK
+    for g in released:
+        nd = gpu_node[g]
+        t = node_type[nd]
+        if type_id is not None and t != type_id:
+            continue
+        if node_free[nd] >= n or (rack and rack_type_free[node_rack[nd], t] >= n):
+            return True
+    return False
 
 
 def placement_level(cluster: Cluster, gpus) -> str:

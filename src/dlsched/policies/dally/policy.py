@@ -37,7 +37,6 @@ describes no such move, so it is a separate, labelled policy of ours.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import math
 
@@ -49,7 +48,8 @@ from dlsched.policies.dally.priority import READINGS, priority
 from dlsched.policies.dally.tuner import DelayTuner
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.common.kept_queue import KeptQueue, MapStates
-from dlsched.policies.common.preemption import largest_fits, placement_level, preempt_to_fit
+from dlsched.policies.common.placing import PlaceOrPreempt
+from dlsched.policies.common.preemption import largest_fits, placement_level
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
 from dlsched.policies.registry import register
 
@@ -268,19 +268,8 @@ class Dally(ChargesReplanning, JobPolicy):
             # a quiet cluster makes no calls: come back next round while any job could move
             self._reoffer_pending = bool(misplaced)
             offers.sort(key=_first)
-        scratch = view.free.copy()
-        # pick_gpus and preempt_to_fit are pure functions of the scratch map (and of the victims not
-        # yet taken, which change only with it): a (GPUs, type, tier) that did not fit in this state
-        # does not fit for the next job asking the same either.  ``gen`` names the state; failures
-        # on the engine's unchanged map are remembered across calls.
-        gen = self._states.of(view.free)
-        # taking GPUs never makes a placement fit that did not (pick_gpus fails only when no node,
-        # rack or type has the room, and preempt_to_fit only when every prefix fails so), so a
-        # failure stays known after an allocation; a release (preemption, move) starts afresh
-        valid = {gen}
-        no_fit = self._no_fit
-        no_preempt: dict[tuple, tuple[int, int]] = {}  # (n, type, tier) -> (gen, longest prefix that failed)
-        gone: set[str] = set()
+        # placements on a scratch map, failures remembered per map state (``common.placing``)
+        placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, victims, neg_prio)
         wake = math.inf
         placed = 0
         # the timers as ``allowed`` reads them, asked once per (level, GPUs) per call and again after
@@ -295,19 +284,17 @@ class Dally(ChargesReplanning, JobPolicy):
         per_size: dict[tuple, list] = {}
         evals, falls = [0, 0], [0, 0]  # machine, rack
         # ... and, in a call that only takes GPUs (no victims, no moves), once a job of a size and
-        # type finds no placement every later one fails too (failures are monotone, see ``valid``)
+        # type finds no placement every later one fails too (failures are monotone: ``common.placing``)
         # and asks nothing else of the call (its relax time is infinite): those are passed over
         dead: set[tuple] | None = set() if by_size and not victims and offers is entries else None
-        free_of_type = scratch.free_of_type
         started: list[tuple] = []
         for entry in offers:
             sk, job, fits = entry
             if fits is None:  # a running job offered a tighter placement
-                if job.job_id not in gone:
+                if job.job_id not in placer.gone:
                     t = c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
-                    self._reoffer(view, job, t, scratch, d, gone, now)
-                    gen = self._states.bump()
-                    valid = {gen}
+                    self._reoffer(view, job, t, placer.scratch, d, placer.gone, now)
+                    placer.released()
                 continue
             if dead is not None and fits in dead:
                 continue
@@ -349,37 +336,13 @@ class Dally(ChargesReplanning, JobPolicy):
                         tier, relax = Tier.RACK, qs + tm + tr
                     else:
                         tier, relax = Tier.NETWORK, math.inf
-            key = (n, t, tier)
-            gpus = None
-            if free_of_type(t) >= n and no_fit.get(key) not in valid:
-                gpus = pick_gpus(scratch, n, t, max_tier=tier)
-                if gpus is None:
-                    no_fit[key] = gen
-            if gpus is None and victims:
-                p = sk[0]
-                prefix = bisect.bisect_left(neg_prio, -p)
-                known = no_preempt.get(key)
-                if known is None or known[0] not in valid or known[1] < prefix:
-                    worse = [v for v in victims[:prefix] if v.job_id not in gone]
-                    got = preempt_to_fit(c, scratch, n, t, tier, worse)
-                    if got is not None:
-                        gpus, scratch, taken = got
-                        free_of_type = scratch.free_of_type
-                        for v in taken:
-                            gone.add(v.job_id)
-                            d.preempt.append(v.job_id)
-                        gen = self._states.bump()
-                        valid = {gen}
-                    else:
-                        no_preempt[key] = (gen, prefix)
+            gpus = placer.place((n, t, tier), sk[0])
             if gpus is None:
                 wake = min(wake, relax)
                 if dead is not None:
                     dead.add(fits)
                 continue
-            scratch.allocate(gpus)
-            gen = self._states.bump()
-            valid.add(gen)
+            placer.take(gpus)
             got_level = placement_level(c, gpus)
             self._tuner.record(got_level, n, now, now - job.queued_since)
             timers.forget(got_level, n)
@@ -389,6 +352,7 @@ class Dally(ChargesReplanning, JobPolicy):
             d.allocate[job.job_id] = Allocation.of(gpus)
             started.append(entry)
             placed += 1
+        d.preempt += placer.preempted
         timers.close()
         if self.timers == "auto":
             for i, level in enumerate(("machine", "rack")):
