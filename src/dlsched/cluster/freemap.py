@@ -44,6 +44,12 @@ def _type_node_lists(cluster: Cluster) -> list[list[int]]:
     return cluster.derived("freemap.type_node_lists", lambda: [a.tolist() for a in nodes_of_type(cluster)])
 
 
+def _type_node_max(cluster: Cluster) -> list[int]:
+    """Per GPU type, the GPUs of its largest node: no node of the type ever has more free."""
+    return cluster.derived("freemap.type_node_max", lambda: [
+        int(cluster.node_gpus[nodes].max(initial=0)) for nodes in nodes_of_type(cluster)])
+
+
 NO_FIT = np.iinfo(np.int32).max  # a free count no node reaches: "does not fit"
 
 # per-GPU mode codes (``FreeMap.mode``)
@@ -69,6 +75,7 @@ class FreeMap:
         self.version = 0  # bumped whenever the set of free GPUs changes: "nothing freed since" is one comparison
         self._lists = _index_lists(cluster)
         self._type_nodes = _type_node_lists(cluster)  # held here: scratch maps walk it on every best fit
+        self._type_max = _type_node_max(cluster)
         self._views()
         # type -> free count -> nodes of that type with exactly that many free GPUs
         self._by_free: list[list[set[int]]] | None = [
@@ -103,7 +110,7 @@ class FreeMap:
         new.type_free = self.type_free.copy()
         new.total_free = self.total_free
         new.version = self.version
-        new._lists, new._type_nodes = self._lists, self._type_nodes
+        new._lists, new._type_nodes, new._type_max = self._lists, self._type_nodes, self._type_max
         new._views()
         new._by_free = None  # a scratch map answers best-fit queries from the arrays
         return new
@@ -132,7 +139,9 @@ class FreeMap:
             return None
         # a scratch map: a walk in node order that stops at the first node with exactly n free
         # (nothing fits tighter, and it is the lowest such id) costs less than numpy's whole-array
-        # passes on a few hundred nodes
+        # passes on a few hundred nodes; none is needed where no node of the type is that large
+        if n > self._type_max[type_id]:
+            return None
         node_free = self._nf
         best, best_k = None, NO_FIT
         for node in self._type_nodes[type_id]:

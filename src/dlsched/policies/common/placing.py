@@ -64,7 +64,9 @@ class PlaceOrPreempt:
             known = self.no_preempt.get(key)
             if known is None or known[0] not in self.valid or known[1] < prefix:
                 gone = self.gone
-                worse = [v for v in self.victims[:prefix] if v.job_id not in gone]
+                worse = self.victims[:prefix]
+                if gone:
+                    worse = [v for v in worse if v.spec.job_id not in gone]
                 got = preempt_to_fit(self.cluster, scratch, n, t, tier, worse)
                 if got is None:
                     self.no_preempt[key] = (self.gen, prefix)

@@ -44,7 +44,7 @@ from dlsched.cluster.placement import pick_gpus
 from dlsched.cluster.topology import Tier
 from dlsched.errors import InputError
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.dally.priority import READINGS, priority
+from dlsched.policies.dally.priority import READINGS, priority, running_priorities
 from dlsched.policies.dally.tuner import DelayTuner
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.common.kept_queue import KeptQueue, MapStates
@@ -245,26 +245,25 @@ class Dally(ChargesReplanning, JobPolicy):
         d = Decision()
         entries = self._queue.update(view.queued(), lambda j: (self._queued_key(view, j, now), j, self._fits(view, j)))
         n_queued = len(entries)
-        prio: dict[str, float] = {}
-        victims: list[JobState] = []
+        # running jobs that have held their GPUs for a round, highest (worst) priority first, as
+        # (-priority, -submit time, id, job): ids are unique, so the jobs are never compared
+        ranked: list[tuple] = []
         if is_round:
-            prio = {e[1].job_id: e[0][0] for e in entries}
-            for j in view.running():
-                if now - j.policy_data.get("dally_started", -math.inf) >= self.round_s - 1e-9:
-                    prio[j.job_id] = priority(view, j, now, self.reading)
-                    victims.append(j)
-            victims.sort(key=lambda j: (-prio[j.job_id], -j.spec.submit_time, j.job_id))
+            least = self.round_s - 1e-9
+            held = [j for j in view.running() if now - j.policy_data.get("dally_started", -math.inf) >= least]
+            ranked = sorted([(-p, -j.spec.submit_time, j.spec.job_id, j)
+                             for p, j in zip(running_priorities(view, held, now, self.reading), held)])
+        victims = [r[3] for r in ranked]
         # victims with a priority above p form a prefix of ``victims`` (sorted by priority, highest
         # first): its length is found by bisection on the negated priorities
-        neg_prio = [-prio[v.job_id] for v in victims]
+        neg_prio = [r[0] for r in ranked]
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
         # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
         # most slowed jobs get better-consolidated placements; a move pays the one cost rule)
         offers = entries
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
-            offers = entries + [((prio[v.job_id], v.spec.submit_time, v.job_id), v, None)
-                                for v in victims if v.job_id in misplaced]
+            offers = entries + [((-r[0], -r[1], r[2]), r[3], None) for r in ranked if r[2] in misplaced]
             # a quiet cluster makes no calls: come back next round while any job could move
             self._reoffer_pending = bool(misplaced)
             offers.sort(key=_first)

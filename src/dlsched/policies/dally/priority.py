@@ -58,3 +58,39 @@ def priority(view: ClusterView, job: JobState, now: float, reading: str = "infer
     if reading == "inverted":
         return normalised_run / work
     return work / normalised_run
+
+
+def running_priorities(view: ClusterView, jobs, now: float, reading: str = "inferred") -> list[float]:
+    """``priority`` of each of ``jobs``, all running: the same floats, worked out in one loop
+    (a preemption round asks it of every running job, where the calls cost more than the sums)."""
+    out = []
+    append = out.append
+    for job in jobs:
+        # priority() and ClusterView.progress_of written out; max(0.0, x) is ``x if x > 0.0 else 0.0``
+        updated = job.updated_at
+        since = now - updated
+        if not since > 0.0:
+            since = 0.0
+        run = job.run_time + since
+        ready = job.ready_at
+        start = ready if ready > updated else updated
+        ran = now - start
+        if not ran > 0.0:
+            ran = 0.0
+        total = job.total_iterations
+        done = job.done_iterations + job.rate * ran
+        cap = float(total)
+        done = done if done < cap else cap  # min(cap, done)
+        if run <= 0.0 or done <= 0.0:
+            append(0.0)
+            continue
+        ideal_it = job.policy_data.get("dally_ideal_iter_s")
+        ideal = (ideal_it if ideal_it is not None else ideal_iteration_s(view, job)) * total
+        normalised_run = run / ideal
+        if reading == "attained":
+            append((job.gpu_seconds + job.spec.num_gpus * since) / (job.spec.num_gpus * ideal))
+        elif reading == "inverted":
+            append(normalised_run / (done / total))
+        else:
+            append((done / total) / normalised_run)
+    return out
