@@ -123,6 +123,12 @@ class Tiresias(ChargesReplanning, JobPolicy):
         # service) does not change while it waits
         self._queue = KeptQueue()
 
+    def on_submit(self, job: JobState, now: float) -> None:
+        self._queue.submitted(job)
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        self._queue.left(job)
+
     def attained(self, job: JobState, now: float) -> float:
         """GPU-seconds of service so far (2D-LAS's measure)."""
         s = job.gpu_seconds
@@ -169,37 +175,43 @@ class Tiresias(ChargesReplanning, JobPolicy):
             self._last_round = k
         d = Decision()
         # a queued job's queue (its attained service) does not change while it waits
-        keyed = self._queue.update(view.queued(), lambda j: (
+        keyed = self._queue.update(view, lambda j: (
             (self.queue_of(j, now), j.spec.submit_time, j.job_id), j, self._fit(view, j)))
         n_queued = len(keyed)
-        victims = []
+        # running jobs that have held their GPUs for a round, highest queue first (the latest
+        # arrival first inside it), as (-queue, -submit time, id, job): ids are unique
+        ranked: list[tuple] = []
         if is_round:
-            victims = [j for j in view.running()
-                       if now - j.policy_data.get("tiresias_started", -math.inf) >= self.round_s - 1e-9]
-            victims.sort(key=lambda j: (-self.queue_of(j, now), -j.spec.submit_time, j.job_id))
-        # victims in a queue above q form a prefix of ``victims`` (highest queue first): its length
-        # is found by bisection on the negated queues
-        neg_queue = [-self.queue_of(v, now) for v in victims]
+            least = self.round_s - 1e-9
+            ranked = sorted([(-self.queue_of(j, now), -j.spec.submit_time, j.spec.job_id, j)
+                             for j in view.running()
+                             if now - j.policy_data.get("tiresias_started", -math.inf) >= least])
+        victims = [r[3] for r in ranked]
+        # victims in a queue above q form a prefix of ``victims``: its length is found by
+        # bisection on the negated queues
+        neg_queue = [r[0] for r in ranked]
         # placements on a scratch map, failures remembered per map state (``common.placing``)
         placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, victims, neg_queue)
-        # in a call without victims only GPUs are taken, so once a (GPUs, type, tier) finds no
-        # placement every later job asking the same fails too, and a failing job asks nothing else
-        dead: set[tuple] | None = set() if not victims else None
+        # once a (GPUs, type, tier) finds no placement, every later job asking the same fails too
+        # (and asks nothing) until GPUs are freed: the walk passes over them (``KeptQueue.walk``)
+        walk = self._queue.walk()
+        releases = 0
         started = []
-        for entry in keyed:
+        for entry in walk:
             (q, _, _), job, key = entry
-            if dead is not None and key in dead:
-                continue
             gpus = placer.place(key, q)
+            if placer.releases != releases:
+                releases = placer.releases
+                walk.revive()
             if gpus is None:
-                if dead is not None:
-                    dead.add(key)
+                walk.fail(key)
                 continue
             started.append(entry)
             placer.take(gpus)
             job.policy_data["tiresias_started"] = now
             d.allocate[job.job_id] = Allocation.of(gpus)
         d.preempt += placer.preempted
+        self._queue.requeued(placer.taken)
         self._queue.forget(started)
         if len(d.allocate) < n_queued or d.preempt:
             # attained service moves jobs between queues as they run: look again next round

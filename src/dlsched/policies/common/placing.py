@@ -47,6 +47,8 @@ class PlaceOrPreempt:
         self.neg_rank = neg_rank
         self.gone: set[str] = set()  # victims taken (or running jobs moved) in this call
         self.preempted: list[str] = []  # victims taken, in order
+        self.taken: list[JobState] = []  # the same jobs
+        self.releases = 0  # how many times the scratch map gained free GPUs
 
     def place(self, key: tuple[int, int | None, Tier], rank: float) -> np.ndarray | None:
         """GPUs for a job needing ``key`` = (GPUs, type id or None, loosest tier), free or freed by
@@ -75,6 +77,7 @@ class PlaceOrPreempt:
                     for v in taken:
                         gone.add(v.job_id)
                         self.preempted.append(v.job_id)
+                    self.taken += taken
                     self.released()
         return gpus
 
@@ -88,3 +91,4 @@ class PlaceOrPreempt:
         """The scratch map gained free GPUs: what failed before may fit now."""
         self.gen = self.states.bump()
         self.valid = {self.gen}
+        self.releases += 1

@@ -161,6 +161,12 @@ class Dally(ChargesReplanning, JobPolicy):
         # the queue in offer order, kept between calls: a queued job's offer key does not change while it waits
         self._queue = KeptQueue()
 
+    def on_submit(self, job: JobState, now: float) -> None:
+        self._queue.submitted(job)
+
+    def on_finish(self, job: JobState, now: float) -> None:
+        self._queue.left(job)
+
     # --------------------------------------------------------------- timers
 
     def tuner_counts(self) -> dict[str, dict[str, float]]:
@@ -243,7 +249,7 @@ class Dally(ChargesReplanning, JobPolicy):
             self._last_round = k
         next_round = self._origin + (k + 1) * self.round_s
         d = Decision()
-        entries = self._queue.update(view.queued(), lambda j: (self._queued_key(view, j, now), j, self._fits(view, j)))
+        entries = self._queue.update(view, lambda j: (self._queued_key(view, j, now), j, self._fits(view, j)))
         n_queued = len(entries)
         # running jobs that have held their GPUs for a round, highest (worst) priority first, as
         # (-priority, -submit time, id, job): ids are unique, so the jobs are never compared
@@ -352,6 +358,7 @@ class Dally(ChargesReplanning, JobPolicy):
             started.append(entry)
             placed += 1
         d.preempt += placer.preempted
+        self._queue.requeued(placer.taken)
         timers.close()
         if self.timers == "auto":
             for i, level in enumerate(("machine", "rack")):
