@@ -81,6 +81,8 @@ class ExecutionCore:
         self._queue_sorted = True
         self.view = ClusterView(cluster, self.free, self.jobs, perf, 0.0, queue_fn=self.queued,
                                 running=self.running)
+        # only _place and _stop price an exclusive job then (_reprice needs contention or sharing)
+        self.view.prices_alone = fluid and contention is None
 
     # ------------------------------------------------------------------ queue and log
 

@@ -157,6 +157,10 @@ class ClusterView:
         # engines that keep their own ordered queue / running set pass them in (speed)
         self._queue_fn = queue_fn
         self._running = running
+        # True where a running exclusive job's rate, ready time and allocation change only when
+        # it is placed or stopped (no contention model, fluid progress): a policy may then keep
+        # what it derived from them without looking again (the engine sets it)
+        self.prices_alone = False
 
     def queued(self) -> Iterable[JobState]:
         """Pending and suspended jobs in submission order (ties by job id).

@@ -99,6 +99,10 @@ class EndIndex:
                 self.jobs.append(j)
                 self.ids.append(jid)
                 self.keys.append(_KEY(j))
+        # only a contention model or measured rates change a running exclusive job's key: without
+        # them (``prices_alone``) each job keeps its entry until it finishes, and nothing is compared
+        if view.prices_alone:
+            return self.sorted
         cur = list(map(_KEY, self.jobs))
         if cur != self.keys:
             back = []
@@ -190,6 +194,13 @@ class FCFS(ChargesReplanning, JobPolicy):
                 looked += 1
                 if looked > self.window:
                     break
+                # most of a long queue's window does not fit the few free GPUs: a job of a type
+                # that holds a reservation already is then passed over at once (the full path
+                # below would only mark it blocked on GPUs that could never fit it)
+                spec = job.spec
+                t = _type_id(view, job) if spec.gpu_type else None
+                if spec.num_gpus > fm.free_of_type(t) and t in reservations:
+                    continue
             t = _type_id(view, job)
             n = job.spec.num_gpus
             fits = fm.free_of_type(t) >= n
