@@ -175,6 +175,11 @@ class ClusterView:
         q.sort(key=lambda j: (j.spec.submit_time, j.spec.job_id))
         return q
 
+    def queued_count(self) -> int:
+        """How many jobs ``queued()`` holds, without ordering or copying them."""
+        running = len(self._running) if self._running is not None else len(self.running())
+        return len(self.jobs) - running  # every active job is queued or running
+
     def running(self) -> list[JobState]:
         if self._running is not None:
             return list(self._running.values())

@@ -180,18 +180,18 @@ class Tiresias(ChargesReplanning, JobPolicy):
         n_queued = len(keyed)
         # running jobs that have held their GPUs for a round, highest queue first (the latest
         # arrival first inside it), as (-queue, -submit time, id, job): ids are unique
-        ranked: list[tuple] = []
+        ranking = None
         if is_round:
-            least = self.round_s - 1e-9
-            ranked = sorted([(-self.queue_of(j, now), -j.spec.submit_time, j.spec.job_id, j)
-                             for j in view.running()
-                             if now - j.policy_data.get("tiresias_started", -math.inf) >= least])
-        victims = [r[3] for r in ranked]
-        # victims in a queue above q form a prefix of ``victims``: its length is found by
-        # bisection on the negated queues
-        neg_queue = [r[0] for r in ranked]
+            def ranking():
+                least = self.round_s - 1e-9
+                ranked = sorted([(-self.queue_of(j, now), -j.spec.submit_time, j.spec.job_id, j)
+                                 for j in view.running()
+                                 if now - j.policy_data.get("tiresias_started", -math.inf) >= least])
+                # victims in a queue above q form a prefix: its length is found by bisection on
+                # the negated queues
+                return [r[3] for r in ranked], [r[0] for r in ranked]
         # placements on a scratch map, failures remembered per map state (``common.placing``)
-        placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, victims, neg_queue)
+        placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, ranking)
         # once a (GPUs, type, tier) finds no placement, every later job asking the same fails too
         # (and asks nothing) until GPUs are freed: the walk passes over them (``KeptQueue.walk``)
         walk = self._queue.walk()

@@ -55,8 +55,7 @@ class KeptQueue:
 
     def update(self, view, entry: Callable[[object], tuple]) -> list[tuple]:
         """The entries of the engine's queue (``view``), in key order."""
-        queued_n = len(view.jobs) - len(view.running())  # every active job is queued or running
-        if self._told and len(self._entry) + len(self._new) == queued_n:
+        if self._told and len(self._entry) + len(self._new) == view.queued_count():
             for jid, j in self._new.items():
                 if jid not in self._entry:
                     self._insert(entry(j))

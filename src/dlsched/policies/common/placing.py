@@ -14,7 +14,7 @@ stays known after an allocation; a release (preemption, a move) starts afresh.
 from __future__ import annotations
 
 import bisect
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -31,11 +31,11 @@ class PlaceOrPreempt:
 
     ``victims`` are the running jobs that may be preempted, worst rank first, and ``neg_rank``
     their ranks negated (ascending), so the victims of worse rank than a job's form a prefix
-    found by bisection.  ``no_fit`` (key -> state) is the policy's own and outlives the call:
+    found by bisection (``ranking`` gives both).  ``no_fit`` (key -> state) is the policy's own and outlives the call:
     failures on the engine's unchanged map stay known at the next call."""
 
     def __init__(self, cluster: Cluster, free: FreeMap, states: MapStates, no_fit: dict,
-                 victims: Sequence[JobState] = (), neg_rank: Sequence[float] = ()):
+                 ranking: Callable[[], tuple[Sequence[JobState], Sequence[float]]] | None = None):
         self.cluster = cluster
         self.scratch = free.copy()
         self.states = states
@@ -43,8 +43,11 @@ class PlaceOrPreempt:
         self.valid = {self.gen}
         self.no_fit = no_fit
         self.no_preempt: dict[tuple, tuple[int, int]] = {}  # key -> (state, longest prefix that failed)
-        self.victims = victims
-        self.neg_rank = neg_rank
+        # ``ranking`` gives ``victims`` and ``neg_rank`` (None: no preemption in this call), asked
+        # when a job first needs them: a round in which every job fits free GPUs ranks nothing
+        self._ranking = ranking
+        self.victims: Sequence[JobState] | None = None
+        self.neg_rank: Sequence[float] = ()
         self.gone: set[str] = set()  # victims taken (or running jobs moved) in this call
         self.preempted: list[str] = []  # victims taken, in order
         self.taken: list[JobState] = []  # the same jobs
@@ -61,6 +64,9 @@ class PlaceOrPreempt:
             gpus = pick_gpus(scratch, n, t, max_tier=tier)
             if gpus is None:
                 self.no_fit[key] = self.gen
+        if gpus is None and self._ranking is not None:
+            if self.victims is None:
+                self.victims, self.neg_rank = self._ranking()
         if gpus is None and self.victims:
             prefix = bisect.bisect_left(self.neg_rank, -rank)
             known = self.no_preempt.get(key)

@@ -253,28 +253,35 @@ class Dally(ChargesReplanning, JobPolicy):
         n_queued = len(entries)
         # running jobs that have held their GPUs for a round, highest (worst) priority first, as
         # (-priority, -submit time, id, job): ids are unique, so the jobs are never compared
-        ranked: list[tuple] = []
+        held: list[JobState] = []
         if is_round:
             least = self.round_s - 1e-9
             held = [j for j in view.running() if now - j.policy_data.get("dally_started", -math.inf) >= least]
-            ranked = sorted([(-p, -j.spec.submit_time, j.spec.job_id, j)
-                             for p, j in zip(running_priorities(view, held, now, self.reading), held)])
-        victims = [r[3] for r in ranked]
-        # victims with a priority above p form a prefix of ``victims`` (sorted by priority, highest
-        # first): its length is found by bisection on the negated priorities
-        neg_prio = [r[0] for r in ranked]
+
+        # held jobs as (-priority, -submit time, id, job), highest priority first (ids are unique,
+        # so jobs are never compared), ranked when first needed
+        ranked: list[tuple] = []
+
+        def ranking():
+            if not ranked:
+                ranked[:] = sorted([(-p, -j.spec.submit_time, j.spec.job_id, j)
+                                    for p, j in zip(running_priorities(view, held, now, self.reading), held)])
+            # victims with a priority above p form a prefix (sorted by priority, highest first):
+            # its length is found by bisection on the negated priorities
+            return [r[3] for r in ranked], [r[0] for r in ranked]
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
         # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
         # most slowed jobs get better-consolidated placements; a move pays the one cost rule)
         offers = entries
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
+            ranking()
             offers = entries + [((-r[0], -r[1], r[2]), r[3], None) for r in ranked if r[2] in misplaced]
             # a quiet cluster makes no calls: come back next round while any job could move
             self._reoffer_pending = bool(misplaced)
             offers.sort(key=_first)
         # placements on a scratch map, failures remembered per map state (``common.placing``)
-        placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, victims, neg_prio)
+        placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, ranking if held else None)
         wake = math.inf
         placed = 0
         # the timers as ``allowed`` reads them, asked once per (level, GPUs) per call and again after
@@ -291,7 +298,7 @@ class Dally(ChargesReplanning, JobPolicy):
         # ... and, in a call that only takes GPUs (no victims, no moves), once a job of a size and
         # type finds no placement every later one fails too (failures are monotone: ``common.placing``)
         # and asks nothing else of the call (its relax time is infinite): those are passed over
-        dead: set[tuple] | None = set() if by_size and not victims and offers is entries else None
+        dead: set[tuple] | None = set() if by_size and not held and offers is entries else None
         started: list[tuple] = []
         for entry in offers:
             sk, job, fits = entry
