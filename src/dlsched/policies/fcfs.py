@@ -57,9 +57,8 @@ class EndIndex:
     def __init__(self):
         self.sorted: list[tuple[float, int, str]] = []  # (end, GPUs, id)
         self.entry: dict[str, tuple[float, int, str]] = {}
-        self.jobs: list[JobState] = []  # jobs with an entry, in the order of ``ids`` and ``keys``
-        self.ids: list[str] = []
-        self.keys: list[tuple] = []  # their ``_KEY`` when their entry was made
+        self.jobs: dict[str, JobState] = {}  # jobs with an entry, in the order of ``keys``
+        self.keys: dict[str, tuple] = {}  # their ``_KEY`` when their entry was made
         self.pending: dict[str, JobState] = {}  # started since, not applied yet at the last sync
 
     def add(self, job: JobState) -> None:
@@ -71,8 +70,7 @@ class EndIndex:
         e = self.entry.pop(jid, None)
         if e is not None:
             del self.sorted[bisect.bisect_left(self.sorted, e)]
-            i = self.ids.index(jid)
-            del self.jobs[i], self.ids[i], self.keys[i]
+            del self.jobs[jid], self.keys[jid]
 
     @staticmethod
     def _end(view: ClusterView, j: JobState) -> tuple[float, int, str]:
@@ -96,35 +94,33 @@ class EndIndex:
                 e = self._end(view, j)
                 bisect.insort(self.sorted, e)
                 self.entry[jid] = e
-                self.jobs.append(j)
-                self.ids.append(jid)
-                self.keys.append(_KEY(j))
+                self.jobs[jid] = j
+                self.keys[jid] = _KEY(j)
         # only a contention model or measured rates change a running exclusive job's key: without
         # them (``prices_alone``) each job keeps its entry until it finishes, and nothing is compared
         if view.prices_alone:
             return self.sorted
-        cur = list(map(_KEY, self.jobs))
-        if cur != self.keys:
+        jobs = list(self.jobs.values())
+        cur = list(map(_KEY, jobs))
+        if cur != list(self.keys.values()):
             back = []
-            for i, (a, b) in enumerate(zip(cur, self.keys)):
+            for j, a, b in zip(jobs, cur, list(self.keys.values())):
                 if a == b:
                     continue
-                j = self.jobs[i]
                 jid = j.job_id
                 del self.sorted[bisect.bisect_left(self.sorted, self.entry[jid])]
                 if j.allocation is None:  # off its GPUs again: estimated, as a job not applied yet
                     del self.entry[jid]
-                    back.append(i)
+                    back.append(j)
                     continue
                 e = self._end(view, j)
                 bisect.insort(self.sorted, e)
                 self.entry[jid] = e
-                self.keys[i] = a
-            for i in reversed(back):
-                j = self.jobs[i]
+                self.keys[jid] = a
+            for j in reversed(back):
                 self.pending[j.job_id] = j
                 fresh.append((view.now + estimate(view, j), j.spec.num_gpus, j.job_id))
-                del self.jobs[i], self.ids[i], self.keys[i]
+                del self.jobs[j.job_id], self.keys[j.job_id]
         return self.sorted
 
 
@@ -194,18 +190,31 @@ class FCFS(ChargesReplanning, JobPolicy):
                 looked += 1
                 if looked > self.window:
                     break
-                # most of a long queue's window does not fit the few free GPUs: a job of a type
-                # that holds a reservation already is then passed over at once (the full path
-                # below would only mark it blocked on GPUs that could never fit it)
                 spec = job.spec
                 t = _type_id(view, job) if spec.gpu_type else None
-                if spec.num_gpus > fm.free_of_type(t) and t in reservations:
-                    continue
-            t = _type_id(view, job)
-            n = job.spec.num_gpus
-            fits = fm.free_of_type(t) >= n
-            if fits and reservations and not self._may_backfill(view, job, t, reservations):
-                continue
+                n = spec.num_gpus
+                if n > fm.free_of_type(t):
+                    # most of a long queue's window does not fit the few free GPUs: a job of a
+                    # type that holds a reservation already is passed over at once (the path
+                    # below would only mark it blocked on GPUs that could never fit it)
+                    if t in reservations:
+                        continue
+                    fits = False
+                else:  # may it jump ahead?  It must delay no reservation on the GPUs it could take
+                    est = job.policy_data.get("est_s")
+                    end = view.now + (est if est is not None else self._estimate(view, job))
+                    delays = False  # a reservation on GPUs it could take: it must end first or fit the spare
+                    for rt, (shadow, spare) in reservations.items():
+                        if (t is None or rt is None or rt == t) and end > shadow and n > spare:
+                            delays = True
+                            break
+                    if delays:
+                        continue
+                    fits = True
+            else:
+                t = _type_id(view, job)
+                n = job.spec.num_gpus
+                fits = fm.free_of_type(t) >= n
             if fits and scratch is None and job.policy_data.get("blocked_at") == free.version:
                 fits = False  # it did not fit on these very free GPUs at the last call
             gpus = pick_gpu_ids(fm, n, t) if fits else None
@@ -259,15 +268,6 @@ class FCFS(ChargesReplanning, JobPolicy):
             if avail >= need:
                 return end, avail - need
         return float("inf"), 0
-
-    def _may_backfill(self, view: ClusterView, job: JobState, t: int | None, reservations) -> bool:
-        """A job may jump ahead if it delays no reservation on the GPUs it could take."""
-        end = view.now + self._estimate(view, job)
-        for rt, (shadow, spare) in reservations.items():
-            if t is None or rt is None or rt == t:
-                if end > shadow and job.spec.num_gpus > spare:
-                    return False
-        return True
 
     def _consume(self, view: ClusterView, job: JobState, t: int | None, n: int, reservations) -> None:
         end = view.now + self._estimate(view, job)
