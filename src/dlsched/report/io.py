@@ -14,14 +14,12 @@ import csv
 import json
 import locale
 import math
-import shutil
 from operator import attrgetter
 from dataclasses import fields
 from pathlib import Path
 
 from dlsched.errors import InputError, InvariantError
 from dlsched.report.columns import write_rows
-from dlsched.report.forked import Forked, can_fork
 from dlsched.report.records import JobRecord, TimeSeries
 
 
@@ -38,69 +36,20 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
     # written a block of rows at a time, column by column (report/columns.py: same bytes as
     # formatting each field through ``fmt_value`` and the csv module)
     enc = locale.getpreferredencoding(False)  # what open() in text mode would encode with
-    jobs_path, series_path = out / "jobs.csv", out / "series.csv"
-    split = _child_share(len(records), len(series.time))
-    if split is None or not can_fork():
-        _write_jobs(jobs_path, records, enc)
-        _write_series(series_path, series, enc)
-    else:
-        # two processes: a forked child writes series.csv and the last job rows into a part file,
-        # appended to jobs.csv once both are done (report/forked.py)
-        part = out / ".jobs.csv.part"
-
-        def child() -> None:
-            _write_series(series_path, series, enc)
-            _write_jobs(part, records[split:], enc, header=False)
-
-        helper = Forked(child)
-        try:
-            _write_jobs(jobs_path, records[:split], enc)
-        finally:
-            helper.wait()
-        _append(jobs_path, part)
-        if timings is not None and helper.child_private_kib:
-            timings = {**timings, "writer_child_private_mib": round(helper.child_private_kib / 1024, 1)}
+    with open(out / "jobs.csv", "wb") as f:
+        f.write((",".join(JobRecord.columns()) + "\n").encode(enc))
+        for i in range(0, len(records), _CHUNK):
+            write_rows(f, _record_columns(records[i:i + _CHUNK]), enc)
+    cols = list(series.columns().items())
+    with open(out / "series.csv", "wb") as f:
+        f.write((",".join(name for name, _ in cols) + "\n").encode(enc))
+        for i in range(0, len(series.time), _CHUNK):
+            write_rows(f, [c[i:i + _CHUNK] for _, c in cols], enc)
     doc = {"summary": summary, "params": params}
     (out / "summary.json").write_text(strict_json(doc))
     if timings is not None:
         (out / "timing.json").write_text(strict_json(timings))
     return out
-
-
-_SERIES_ROW_COST = 0.18  # a series row's formatting cost in job rows, measured (5 numeric columns against 17 mixed)
-_FORK_MIN_ROWS = 50_000  # below this a fork (a few ms, plus copied pages) saves too little
-
-
-def _child_share(jobs: int, series_rows: int) -> int | None:
-    """The first job row the forked writer takes: it writes series.csv and the rows from here, so
-    that both processes format about as much (None, no fork, when the output is small)."""
-    work = jobs + _SERIES_ROW_COST * series_rows
-    if work < _FORK_MIN_ROWS:
-        return None
-    return max(0, min(jobs, int(jobs - (work / 2 - _SERIES_ROW_COST * series_rows))))
-
-
-def _write_jobs(path: Path, records: list[JobRecord], enc: str, header: bool = True) -> None:
-    with open(path, "wb") as f:
-        if header:
-            f.write((",".join(JobRecord.columns()) + "\n").encode(enc))
-        for i in range(0, len(records), _CHUNK):
-            write_rows(f, _record_columns(records[i:i + _CHUNK]), enc)
-
-
-def _write_series(path: Path, series: TimeSeries, enc: str) -> None:
-    cols = list(series.columns().items())
-    with open(path, "wb") as f:
-        f.write((",".join(name for name, _ in cols) + "\n").encode(enc))
-        for i in range(0, len(series.time), _CHUNK):
-            write_rows(f, [c[i:i + _CHUNK] for _, c in cols], enc)
-
-
-def _append(path: Path, part: Path) -> None:
-    """``part``'s bytes at the end of ``path`` (copied by the kernel), then ``part`` removed."""
-    with open(path, "ab") as dst, open(part, "rb") as src:
-        shutil.copyfileobj(src, dst, 1 << 22)
-    part.unlink()
 
 
 def _record_columns(records: list[JobRecord]) -> list[list]:
