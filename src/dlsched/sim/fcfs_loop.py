@@ -8,8 +8,9 @@ running job, so its loop can be written out: arrivals append to the queue, compl
 and each policy call places head jobs until one does not fit.
 
 The same calls as the general path make every choice (``pick_gpu_ids`` on the engine's free map,
-``perf.price``, the policy's ``overhead``, ``ExecutionCore.finish`` and its record), in the same
-order, with the same float operations, so ``jobs.csv``, ``series.csv`` and ``summary.json`` are
+``perf.price``, the policy's ``overhead``), in the same order, and the core's bookkeeping for a
+start and a finish (``_place``, ``_price``, ``settle``, ``_stop``, ``job_record``) is written out
+with the same float operations, so ``jobs.csv``, ``series.csv`` and ``summary.json`` are
 byte-identical (tests/sim/test_fcfs_loop.py compares both loops; ``DLSCHED_FCFS_LOOP=0`` turns
 this one off).  Where the general path places a second job of one call on a scratch copy of the
 free map, this loop places it on the engine's own map with the first job's GPUs already taken:
@@ -26,9 +27,10 @@ from math import ceil as _ceil
 
 from dlsched.cluster.placement import pick_gpu_ids
 from dlsched.policies.base import JobState, JobStatus, exclusive_allocation
+from dlsched.report.records import JobRecord as job_record
 
 _COMPLETE, _READY = 0, 1  # the engine's heap kinds (sim/engine.py)
-_RUNNING = JobStatus.RUNNING
+_RUNNING, _FINISHED = JobStatus.RUNNING, JobStatus.FINISHED
 _INF = math.inf
 
 
@@ -47,7 +49,7 @@ def run(sim, progress=None) -> None:
     core, specs, perf, policy = sim.core, sim.specs, sim.perf, sim.policy
     n = len(specs)
     free, jobs, queue, running = core.free, core.jobs, core.queue, core.running
-    comm_per_iter, finish = core.comm_per_iter, core.finish
+    comm_per_iter, release, append = core.comm_per_iter, core.free.release, core.records.append
     heap, version, contrib, series = sim._heap, sim._version, sim._contrib, sim.series
     cluster, costs, overhead = sim.cluster, core.costs, policy.overhead
     record_series, num_gpus = sim._record_series, sim._num_gpus
@@ -103,7 +105,38 @@ def run(sim, progress=None) -> None:
                 thr -= contrib.pop(jid, 0.0)
                 if not contrib:
                     thr = 0.0
-                finish(job, t)  # no co-tenant to re-price: an exclusive job alone on its GPUs
+                # ``ExecutionCore.finish`` for an exclusive job alone on its GPUs (no co-tenant to
+                # re-price): ``settle``, ``_stop``, ``_record`` and ``job_record``, written out
+                spec = job.spec
+                upd = job.updated_at
+                dt = t - upd
+                if dt > 0:
+                    job.run_time += dt
+                    job.gpu_seconds += dt * (job.gpu_share or len(job.allocation.gpus))
+                    ready = job.ready_at
+                    start = upd if upd > ready else ready
+                    rate = job.rate
+                    if t > start and rate > 0:
+                        prog = min(rate * (t - start), job.total_iterations - job.done_iterations)
+                        job.done_iterations += prog
+                        job.comm_time += prog * comm_per_iter.get(jid, 0.0)
+                job.updated_at = t
+                total_it = job.total_iterations
+                job.done_iterations = float(total_it)
+                job.finish_time = t
+                release(job.allocation.gpus)
+                del running[jid]
+                job.allocation = None
+                job.rate = 0.0
+                job.status = _FINISHED
+                append(job_record(spec.job_id, spec.model if not spec.params else f"{spec.model}-{spec.params}",
+                                  spec.num_gpus, spec.gpu_type or "", spec.submit_time, job.first_start, t,
+                                  "finished", total_it, round(job.done_iterations, 6), job.queued_time + 0.0,
+                                  job.run_time, job.gpu_seconds, job.comm_time, job.restarts, job.migrations,
+                                  job.resizes, spec.deadline, ""))
+                del jobs[jid]
+                queue.pop(jid, None)
+                comm_per_iter.pop(jid, None)
                 done += 1
                 changed = True
             else:  # ready: the start overhead is paid (``_on_ready``, ``_set_contrib``)
