@@ -39,7 +39,7 @@ def applies(sim) -> bool:
     from dlsched.policies.fcfs import FCFS
 
     p, cfg = sim.policy, sim.config
-    return (type(p) is FCFS and not p.arena and p.period is None and p.schedule_on_events
+    return (type(p) is FCFS and not p.arena and p.period is None and p.schedule_on_events and p.only_starts_queued
             and sim.contention is None and not cfg.debug and cfg.max_time is None and not cfg.record_events
             and os.environ.get("DLSCHED_FCFS_LOOP", "1") != "0")
 
