@@ -119,6 +119,7 @@ class Simulator:
         with rare_gc():
             self.start()
             if fcfs_loop.applies(self):  # strict FCFS's own loop: same results, a fraction of the work
+                self._loop = "fcfs"
                 fcfs_loop.run(self, progress)
                 if progress is not None:
                     progress(self.now, len(self.specs), len(self.specs))
@@ -157,6 +158,7 @@ class Simulator:
         self.sched_calls = 0
         self.sched_time = 0.0
         self._wall0 = _time.perf_counter()
+        self._loop = "general"  # or "fcfs": strict FCFS's own loop (sim/fcfs_loop.py), same results
         self._handlers = (self._on_complete, self._on_ready, self._on_round, self._on_wakeup)
         self._periodic = self.rounds.period is not None
         self._on_events, self._starts_only = self.policy.schedule_on_events, self.policy.only_starts_queued
@@ -277,7 +279,8 @@ class Simulator:
         summary = summarize(core.records, self.series, self.cluster.num_gpus)
         params = {"cluster": self.cluster.name, "num_gpus": self.cluster.num_gpus, "jobs": len(self.specs),
                   **self.policy.describe(), **self.perf.describe(), "sim": _shaping(cfg)}
-        stats = {"wall_s": wall, "events": self.events, "events_per_s": self.events / wall if wall > 0 else 0.0,
+        stats = {"wall_s": wall, "loop": self._loop, "events": self.events,
+                 "events_per_s": self.events / wall if wall > 0 else 0.0,
                  "schedule_calls": self.sched_calls, "schedule_s": self.sched_time, "policy": self.policy.timings()}
         if hasattr(self.contention, "describe"):
             params["network"] = self.contention.describe()
