@@ -35,11 +35,6 @@ from dlsched.network.plan_traffic import Demand, alltoall_demands, plan_demands
 from dlsched.network.traffic import JobTraffic, demand_flows, gradient_bytes, rail_ring_demands, ring_flows
 
 
-# share of a job's computation before its communication can start: the forward pass (backward costs
-# about twice the forward); 0 gives the rule before, communication capped at the whole iteration
-FORWARD_SHARE = 1.0 / 3.0
-
-
 @dataclass
 class _Job:
     traffic: JobTraffic
@@ -54,6 +49,11 @@ class _Job:
     solo_rate: float  # bytes/s per flow alone: its narrowest link's share
     lc: dict  # link id -> the job's flows on it
     link_list: list  # ``links`` as ints, iterated at every group search
+
+
+# share of a job's computation before its communication can start: the forward pass (backward costs
+# about twice the forward); 0 gives the rule before, communication capped at the whole iteration
+FORWARD_SHARE = 1.0 / 3.0
 
 
 class FlowContention:
