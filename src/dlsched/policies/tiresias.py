@@ -81,6 +81,77 @@ def parse_thresholds(text: str) -> tuple[float, ...]:
     return vals
 
 
+def _rows(jobs, now: float, least: float, thresholds) -> list[tuple]:
+    """(-queue, -submit time, id, job) of the jobs that have held their GPUs for a round
+    (``queue_of`` written out for running jobs: a round asks it of every one)."""
+    rows = []
+    for j in jobs:
+        if now - j.policy_data.get("tiresias_started", -math.inf) >= least:
+            since = now - j.updated_at
+            spec = j.spec
+            attained = j.gpu_seconds + spec.num_gpus * (since if since > 0.0 else 0.0)
+            rows.append((-bisect.bisect_right(thresholds, attained), -spec.submit_time, spec.job_id, j))
+    return rows
+
+
+class HeldJobs:
+    """The running jobs Tiresias may preempt, highest queue first (the latest arrival first inside
+    it), kept between rounds.
+
+    A running job's attained service only grows, so once in the highest queue it stays there
+    while it runs, and its place in the order, (-queue, -submit time, id), is fixed.  Where the
+    engine prices jobs alone (``ClusterView.prices_alone``: nothing settles a running exclusive
+    job before it stops) those jobs are kept sorted, and a round works out only the others (those
+    that started since, or have not reached the highest queue).  The policy says which jobs
+    start and leave; a running count that disagrees with the engine's (or no ``prices_alone``)
+    ranks every running job afresh."""
+
+    def __init__(self) -> None:
+        self.top: list[tuple] = []  # rows of held jobs in the highest queue, sorted
+        self.top_jobs: list = []  # their jobs, in the same order
+        self.row: dict[int, tuple] = {}  # id(job) -> its row in ``top``
+        self.young: dict[int, object] = {}  # id(job) -> a running job not in ``top``
+        self.synced = False
+
+    def started(self, jobs) -> None:
+        for j in jobs:
+            self.young[id(j)] = j
+
+    def left(self, jobs) -> None:
+        for j in jobs:
+            self.young.pop(id(j), None)
+            row = self.row.pop(id(j), None)
+            if row is not None:
+                i = bisect.bisect_left(self.top, row)
+                del self.top[i], self.top_jobs[i]
+
+    def ranked(self, view: ClusterView, now: float, least: float, thresholds) -> tuple[list, list]:
+        """(victims, their queues negated), both in preemption order."""
+        top_q = -len(thresholds)
+        if not (view.prices_alone and self.synced
+                and len(self.row) + len(self.young) == len(view.jobs) - view.queued_count()):
+            running = view.running()
+            rows = sorted(_rows(running, now, least, thresholds))
+            self.top, self.top_jobs, self.row = [], [], {}
+            self.young = {id(j): j for j in running}
+            self.synced = view.prices_alone
+            if not self.synced:
+                return [r[3] for r in rows], [r[0] for r in rows]
+        rows = _rows(self.young.values(), now, least, thresholds)
+        rest = []
+        for r in rows:
+            if r[0] == top_q:  # in the highest queue: it stays there while it runs
+                i = bisect.bisect_left(self.top, r)
+                self.top.insert(i, r)
+                self.top_jobs.insert(i, r[3])
+                self.row[id(r[3])] = r
+                del self.young[id(r[3])]
+            else:
+                rest.append(r)
+        rest.sort()
+        return self.top_jobs + [r[3] for r in rest], [top_q] * len(self.top) + [r[0] for r in rest]
+
+
 @register("tiresias")
 class Tiresias(ChargesReplanning, JobPolicy):
     name = "tiresias"
@@ -122,12 +193,14 @@ class Tiresias(ChargesReplanning, JobPolicy):
         # the queue in 2D-LAS order, kept between calls: a queued job's queue (its attained
         # service) does not change while it waits
         self._queue = KeptQueue()
+        self._held = HeldJobs()  # the running jobs in preemption order, kept between rounds
 
     def on_submit(self, job: JobState, now: float) -> None:
         self._queue.submitted(job)
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._queue.left(job)
+        self._held.left((job,))
 
     def attained(self, job: JobState, now: float) -> float:
         """GPU-seconds of service so far (2D-LAS's measure)."""
@@ -183,13 +256,9 @@ class Tiresias(ChargesReplanning, JobPolicy):
         ranking = None
         if is_round:
             def ranking():
-                least = self.round_s - 1e-9
-                ranked = sorted([(-self.queue_of(j, now), -j.spec.submit_time, j.spec.job_id, j)
-                                 for j in view.running()
-                                 if now - j.policy_data.get("tiresias_started", -math.inf) >= least])
                 # victims in a queue above q form a prefix: its length is found by bisection on
                 # the negated queues
-                return [r[3] for r in ranked], [r[0] for r in ranked]
+                return self._held.ranked(view, now, self.round_s - 1e-9, self.thresholds)
         # placements on a scratch map, failures remembered per map state (``common.placing``)
         placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, ranking)
         # once a (GPUs, type, tier) finds no placement, every later job asking the same fails too
@@ -212,6 +281,8 @@ class Tiresias(ChargesReplanning, JobPolicy):
             d.allocate[job.job_id] = Allocation.of(gpus)
         d.preempt += placer.preempted
         self._queue.requeued(placer.taken)
+        self._held.left(placer.taken)
+        self._held.started(e[1] for e in started)
         self._queue.forget(started)
         if len(d.allocate) < n_queued or d.preempt:
             # attained service moves jobs between queues as they run: look again next round
