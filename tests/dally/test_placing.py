@@ -1,4 +1,4 @@
-"""The shortcuts of the shared place-or-preempt step give what the plain computations give.
+"""The shortcuts of Dally's and Tiresias's place-or-preempt step give what the plain computations give.
 
 ``preempt_to_fit`` asks ``pick_gpus`` again only when a release touched a node or rack
 that may now fit; a scratch map's best fit gives up at once when no node of the type is
@@ -133,3 +133,50 @@ class _Perf:
         from dlsched.perf.base import IterCost
 
         return IterCost(total=0.5, compute=0.25 * spec.num_gpus, comm=0.25)
+
+
+class _HeldView:
+    """The parts of a ClusterView that ``HeldJobs`` reads."""
+
+    def __init__(self, running, prices_alone=True):
+        self.running_jobs, self.prices_alone = running, prices_alone
+        self.jobs = {j.job_id: j for j in running}
+
+    def running(self):
+        return list(self.running_jobs)
+
+    def queued_count(self):
+        return 0
+
+
+@pytest.mark.parametrize("prices_alone", [True, False])
+def test_held_jobs_rank_as_a_fresh_sort_of_every_running_job(prices_alone):
+    from dlsched.policies.tiresias import HeldJobs, _rows
+
+    rng = random.Random(5)
+    held, running, thresholds = HeldJobs(), [], (3600.0, 36000.0)
+    now, serial = 0.0, 0
+    for step in range(200):
+        now += rng.choice([0.0, 600.0, 1800.0])
+        fresh = []
+        for _ in range(rng.randint(0, 4)):  # started by the policy
+            serial += 1
+            j = _job(serial, range(rng.choice([1, 2, 4, 8])), submit=float(rng.randint(0, 50)))
+            j.gpu_seconds = rng.choice([0.0, rng.uniform(0, 40000)])
+            j.updated_at = now
+            j.policy_data["tiresias_started"] = now
+            fresh.append(j)
+        running += fresh
+        held.started(fresh)
+        gone = [j for j in running if rng.random() < 0.05]  # finished or preempted
+        running = [j for j in running if j not in gone]
+        held.left(gone)
+        if step % 50 == 17:
+            stranger = _job(10**6 + step, [0])  # a job the policy was not told of
+            stranger.policy_data["tiresias_started"] = now - 1200.0
+            running.append(stranger)
+        view = _HeldView(running, prices_alone)
+        victims, neg = held.ranked(view, now, 600.0 - 1e-9, thresholds)
+        want = sorted(_rows(running, now, 600.0 - 1e-9, thresholds))
+        assert [v.job_id for v in victims] == [r[3].job_id for r in want]
+        assert neg == [r[0] for r in want]
