@@ -91,3 +91,8 @@ def test_cli_links_flag(tmp_path):
     for name in ("jobs.csv", "summary.json", "series.csv"):
         assert (tmp_path / "summary" / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
         assert (tmp_path / "none" / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
+    from dlsched.report.figures import read_links
+
+    rows = read_links(tmp_path / "summary" / "links.csv")
+    assert rows and all(float(r["utilization"]) == float(r["utilisation"]) for r in rows)
+    assert read_links(tmp_path / "full" / "links.csv") is None  # the table over time: not this figure's input
