@@ -74,13 +74,15 @@ def _choose(ports: _PortLoads, job: CommJob, rates: list[float]) -> dict[int, in
         if not len(first) or not len(cols):
             continue
         got = ports.load[F + ports.least[F]]  # routes x network hops
-        w = (got + rate / capF).max(axis=1)
+        w = np.maximum.reduce(got + rate / capF, axis=1)  # ``.max(axis=1)`` without its Python wrapper
         t = got[:, 0]
         for h in range(1, len(cols)):
             t = t + got[:, h]
-        q = np.arange(R) % len(first)
-        worst = np.maximum(worst, w[q])
-        total = total + t[q]
+        if len(first) != R:  # fewer routes than the job's widest flow: route r is r modulo their count
+            q = np.arange(R) % len(first)
+            w, t = w[q], t[q]
+        np.maximum(worst, w, out=worst)
+        total = total + t
     tied = np.flatnonzero(worst == worst.min())
     r = int(tied[np.argmin(total[tied])]) if len(tied) > 1 else int(tied[0])
     picks: dict[int, int] = {}

@@ -309,7 +309,7 @@ class _PortLoads:
                 l = f + p
                 self.load[l] += rate / self.cap[l]
                 if w > 1 and self.least[f] == p:
-                    self.least[f] = int(np.argmin(self.load[f:f + w]))
+                    self.least[f] = int(self.load[f:f + w].argmin())
 
     def take(self, paths, index: int, rate: float) -> None:
         """Candidate ``index`` taken again (a replayed pick): the same load updates ``choose`` made for it."""
