@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from dlsched.network.graph import LinkGraph
-from dlsched.network.microsim import MAX_SIMULATED_JOBS, all_communicating, simulate_group
+from dlsched.network.microsim import MAX_SIMULATED_JOBS, all_communicating, simulate_flat
 from dlsched.network.paths import PathTable
 from dlsched.network.plan_traffic import Demand, alltoall_demands, plan_demands
 from dlsched.network.traffic import JobTraffic, demand_flows, gradient_bytes, rail_ring_demands, ring_flows
@@ -472,13 +472,15 @@ class FlowContention:
         self.stats["solves"] += 1
         if hit is None:
             d = [desc[i] for i in order]
-            job_links = [[(r, row[k]) for r, (_, row) in enumerate(rows) if row[k] > 0] for k in range(len(d))]
-            solve = simulate_group if len(group) <= MAX_SIMULATED_JOBS else all_communicating
-            hit = solve([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links,
-                        [c for c, _ in rows], [v[3] for v in d], [v[4] for v in d])
-            if solve is simulate_group:
+            capacity = [c for c, _ in rows]
+            if len(group) <= MAX_SIMULATED_JOBS:
+                hit = simulate_flat([v[0] for v in d], [v[1] for v in d], [v[2] for v in d],
+                                    *incidence(rows, len(d)), capacity, [v[3] for v in d], [v[4] for v in d])
                 self.stats["microsim_events"] += hit.events
             else:
+                job_links = [[(r, row[k]) for r, (_, row) in enumerate(rows) if row[k] > 0] for k in range(len(d))]
+                hit = all_communicating([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links,
+                                        capacity, [v[3] for v in d], [v[4] for v in d])
                 self.stats["bounded_groups"] += 1
             self._cache[key] = hit
         else:
@@ -566,6 +568,17 @@ class FlowContention:
         else:
             self._util.pop(l, None)
         self._util_dirty.add(l)
+
+
+def incidence(rows: list[tuple[float, tuple[float, ...]]], jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A group's job x link incidence (``rows``: per shared link, (capacity, flows of each job)) as the
+    CSR arrays ``maxmin.flat_links`` makes of per-job (link, flows) lists, job by job, links ascending,
+    without building the lists (a Python loop over links x jobs at every solve)."""
+    m = np.array([row for _, row in rows], dtype=np.float64).reshape(len(rows), jobs).T
+    on = m > 0
+    ptr = np.zeros(jobs + 1, dtype=np.int64)
+    np.cumsum(on.sum(axis=1), out=ptr[1:])
+    return ptr, np.nonzero(on)[1].astype(np.int64), m[on]
 
 
 def optimum_plans(cluster):
