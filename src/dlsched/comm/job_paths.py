@@ -22,6 +22,7 @@ from typing import Iterable
 import numpy as np
 
 from dlsched.comm.base import CommJob, CommView
+from dlsched.comm import paths
 from dlsched.comm.paths import _PortLoads, _network_part, replayed_prefix
 
 PATH_MODES = ("job", "flow")
@@ -40,6 +41,10 @@ def least_congested_per_job(view: CommView, order: Iterable[CommJob],
     ``memo``: as ``least_congested``'s, the jobs that open the order as last time replay their picks."""
     order = list(order)
     same, prev_picks = replayed_prefix(view, order, memo)  # ``links_meeting`` answers only per flow
+    if paths.COMPILED:  # the same picks in one compiled loop (``greedy_kernel.greedy_per_job``)
+        got = paths._compiled_greedy(view, order, memo, same, prev_picks, per_job=True)
+        if got is not None:
+            return got
     ports: _PortLoads | None = None
     listed: dict[int, float] = {}
     out: dict[str, dict[int, int]] = {}
