@@ -23,16 +23,23 @@ from numba import njit
 MAX_MOVES = 3
 
 
-def _compiled(fn):
-    """``fn`` compiled, its machine code cached on disk where numba finds a writable place
-    (compiled afresh in each process where there is none)."""
-    try:
-        return njit(cache=True)(fn)
-    except RuntimeError:
-        return njit(fn)
+def _compiled(signature):
+    """The function compiled for ``signature`` alone (one machine-code entry to load from the
+    cache, not one per mix of literal and variable arguments), its code cached on disk where
+    numba finds a writable place (compiled afresh in each process where there is none)."""
+    def wrap(fn):
+        try:
+            return njit(signature, cache=True)(fn)
+        except RuntimeError:
+            return njit(signature)(fn)
+    return wrap
 
 
-@_compiled
+_I = "int64"
+_ARR = "int64[::1]"
+
+
+@_compiled("boolean(" + ", ".join([_I] * 9) + ", " + _ARR + ")")
 def _better(gain, nm, tz, r0, d0, r1, d1, r2, d2, best):
     """Whether (gain, moves, type, moved (rank, dst) pairs by rank) ranks before ``best``."""
     if best[0] == 0:
@@ -61,7 +68,7 @@ def _better(gain, nm, tz, r0, d0, r1, d1, r2, d2, best):
     return False
 
 
-@_compiled
+@_compiled("void(" + ", ".join([_I] * 6) + ", " + ", ".join([_ARR] * 4) + ")")
 def _keep(gain, nm, tz, a, b, c, rank, dst, best, sel):
     """Record the solution if it ranks first so far: its moves sorted by their jobs' rank."""
     ra = rank[a] if nm > 0 else 0
@@ -89,7 +96,7 @@ def _keep(gain, nm, tz, a, b, c, rank, dst, best, sel):
     sel[0], sel[1], sel[2] = x, y, z
 
 
-@_compiled
+@_compiled("int64(" + _ARR + ", " + _ARR + ", " + _I + ")")
 def _needs(sl, biggest, left):
     """-1 if the state fits; else the moves its shortages still need (left + 1: hopeless)."""
     need = 0
@@ -103,11 +110,12 @@ def _needs(sl, biggest, left):
     return need if short else -1
 
 
-@_compiled
-def search_kernel(gains, src, dst, size, job, rank, slack, w_new, size_new, max_changes, best, sel):
+@_compiled("void(" + ", ".join([_ARR] * 7) + ", " + _I + ", " + _I + ", " + _ARR + ", " + _ARR + ")")
+def search_kernel(gains, src, dst, size, rank, slack, w_new, size_new, max_changes, best, sel):
     """The best admission into ``best`` / ``sel`` (``best[0] == 0``: none fits).
 
-    Moves are sorted best gain first; ``w_new[t] < 0`` marks a type the new job cannot use.
+    Moves are sorted best gain first; ``rank`` is each move's job's place in (submit time, id)
+    order (the moves of one job share it); ``w_new[t] < 0`` marks a type the new job cannot use.
     ``best`` holds (found, gain, moves, type, then the moved jobs' (rank, dst) pairs by rank),
     ``sel`` the moves' indices in the same order."""
     n = gains.shape[0]
@@ -154,7 +162,7 @@ def search_kernel(gains, src, dst, size, job, rank, slack, w_new, size_new, max_
                         break
                     if best[0] == 1 and g0 + gi + gj + best_after[j + 1, max_changes - 2] < best[1]:
                         break
-                    if job[j] == job[i]:
+                    if rank[j] == rank[i]:  # one job: ranks are per job
                         continue
                     sl[src[j]] += size[j]
                     sl[dst[j]] -= size[j]
@@ -168,7 +176,7 @@ def search_kernel(gains, src, dst, size, job, rank, slack, w_new, size_new, max_
                                 break
                             if best[0] == 1 and g0 + gi + gj + gk < best[1]:
                                 break
-                            if job[k] == job[i] or job[k] == job[j]:
+                            if rank[k] == rank[i] or rank[k] == rank[j]:
                                 continue
                             sl[src[k]] += size[k]
                             sl[dst[k]] -= size[k]
@@ -189,23 +197,23 @@ def search_kernel(gains, src, dst, size, job, rank, slack, w_new, size_new, max_
 
 def compiled_search(cands, slack, w_new, size_new, max_changes, quantize):
     """``search``'s answer as (new type, [indices of the moves in ``cands``]), or None."""
-    n = len(cands)
     T = len(slack)
-    gains = np.fromiter((-m.neg_gain for m in cands), dtype=np.int64, count=n)
-    src = np.fromiter((m.src for m in cands), dtype=np.int64, count=n)
-    dst = np.fromiter((m.dst for m in cands), dtype=np.int64, count=n)
-    size = np.fromiter((m.size for m in cands), dtype=np.int64, count=n)
-    jobs: dict = {}
-    job = np.fromiter((jobs.setdefault(m.job_id, len(jobs)) for m in cands), dtype=np.int64, count=n)
-    order = {r: q for q, r in enumerate(sorted({m.rank for m in cands}))}
-    rank = np.fromiter((order[m.rank] for m in cands), dtype=np.int64, count=n)
+    if cands:
+        neg, ranks, dst, src, size, _ = zip(*cands)
+    else:
+        neg = ranks = dst = src = size = ()
+    gains = -np.array(neg, dtype=np.int64)
+    # each job's (submit time, id) rank, as its place among the candidates' jobs (one per job)
+    uniq = sorted(set(ranks))
+    rank = np.fromiter(map(dict(zip(uniq, range(len(uniq)))).__getitem__, ranks), dtype=np.int64, count=len(ranks))
     w = np.full(T, -1, dtype=np.int64)
     for t, v in w_new.items():
         if v > 0:
             w[t] = quantize(v)
     best = np.zeros(10, dtype=np.int64)
     sel = np.zeros(MAX_MOVES, dtype=np.int64)
-    search_kernel(gains, src, dst, size, job, rank, np.asarray(slack, dtype=np.int64), w,
+    search_kernel(gains, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+                  np.array(size, dtype=np.int64), rank, np.array(slack, dtype=np.int64), w,
                   int(size_new), int(max_changes), best, sel)
     if best[0] == 0:
         return None

@@ -633,6 +633,7 @@ class GavelAdmission(Gavel):
         self._book_cluster = None
         self._running = RunningShapes()
         self._virtual: set[str] = set()  # jobs the last call admitted or moved in the book
+        self._finished: list[str] = []  # jobs finished or dropped since the book last met the engine
 
     def describe(self) -> dict:
         d = super().describe()
@@ -653,6 +654,7 @@ class GavelAdmission(Gavel):
         super().on_finish(job, now)
         self._departed = True
         self._pending.pop(job.job_id, None)
+        self._finished.append(job.job_id)
 
     def _book_for(self, view: ClusterView) -> AdmissionBook:
         """The admission book brought to the engine's running jobs (their types and counts)."""
@@ -662,6 +664,9 @@ class GavelAdmission(Gavel):
             self._book_cluster = cluster
             self._running = RunningShapes()
             self._virtual = set()
+        elif self._book_is_current(view):
+            return self._book
+        self._finished = []
         book, running = self._book, self._running
         changed, gone = running.update(cluster, view.running())
         for jid in gone | self._virtual:
@@ -675,6 +680,32 @@ class GavelAdmission(Gavel):
                 self._book_add(view, job, t)
         self._virtual = set()  # the book now holds the engine's state
         return book
+
+    def _book_is_current(self, view: ClusterView) -> bool:
+        """Brings the book to the engine's state from what this policy knows changed (jobs that
+        finished, and the jobs its last call started or moved, each checked on the engine), when
+        that is everything that changed: then the book holds as many jobs as the engine runs.
+        Only this policy's decisions, finishes and suspensions (faults) change a running job's
+        allocation, and a suspension leaves the counts unequal: False, and the caller compares
+        every running job's allocation (``RunningShapes``), as each call did before."""
+        book = self._book
+        for jid in self._finished:
+            book.remove(jid)
+        self._finished = []
+        cluster, jobs = view.cluster, view.jobs
+        for jid in self._virtual:
+            job = jobs.get(jid)
+            if job is None:
+                if book.type_of(jid) is not None:
+                    return False  # in the book but gone from the engine without a finish
+                continue
+            shape = shape_of(cluster, job) if job.status == JobStatus.RUNNING else None
+            if shape is None or shape[0] != book.type_of(jid) or shape[1] != job.spec.num_gpus:
+                return False
+        if len(book.jobs) != len(view.running()):
+            return False
+        self._virtual = set()
+        return True
 
     def _book_add(self, view: ClusterView, job: JobState, t: int) -> None:
         w = self._weights(view.cluster, job, view.perf)
