@@ -107,8 +107,11 @@ def test_ties_go_to_the_earliest_job_and_fewest_moves():
 def test_compiled_search_answers_as_the_python_search(seed):
     """The compiled enumeration and the Python search return the same admission, ties included."""
     pytest.importorskip("numba")
+    from dlsched.policies.gavel import admit
     from dlsched.policies.gavel.admit import python_search, search
     from dlsched.policies.gavel.admit_kernel import compiled_search
+
+    admit._kernel()  # loaded: ``search`` takes the compiled path on any size from now on
 
     rng = random.Random(1000 + seed)
     cap, jobs, w_new, n_new = random_case(rng, rng.choice([4, 12, 24]), types=rng.choice([2, 3, 4]))
