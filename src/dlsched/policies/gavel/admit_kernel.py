@@ -5,8 +5,8 @@ type, earliest moved jobs) over every set of at most ``max_changes`` candidate m
 distinct jobs that fits, and every pruning rule it applies only drops states whose gain is
 strictly below the best found.  So any exhaustive enumeration with sound pruning returns the
 same admission, ties included; this one walks the sets in the candidates' order (best gain
-first) with two of ``search``'s rules (the gain bound, and the count of moves a shortage still
-needs), and leaves out its finer capacity bounds, which save visits in Python but cost more
+first) with three of ``search``'s rules (the gain bound, the count of moves a shortage still needs,
+and with no move to spare only moves off a short type), and leaves out its finer capacity bounds, which save visits in Python but cost more
 than they save in compiled code.  ``tests/crius/test_gavel_admit.py`` checks both against the
 exhaustive reference and each other.
 
@@ -150,6 +150,8 @@ def search_kernel(gains, src, dst, size, rank, slack, w_new, size_new, max_chang
                 break  # from a fitting state only a gain can rank first, and gains fall from here
             if best[0] == 1 and g0 + gi + best_after[i + 1, max_changes - 1] < best[1]:
                 break
+            if need0 == max_changes and sl[src[i]] >= 0:
+                continue  # no move to spare, and one off a type that is not short ends no shortage
             sl[src[i]] += size[i]
             sl[dst[i]] -= size[i]
             need1 = _needs(sl, biggest, max_changes - 1)
@@ -164,6 +166,8 @@ def search_kernel(gains, src, dst, size, rank, slack, w_new, size_new, max_chang
                         break
                     if rank[j] == rank[i]:  # one job: ranks are per job
                         continue
+                    if need1 == max_changes - 1 and sl[src[j]] >= 0:
+                        continue
                     sl[src[j]] += size[j]
                     sl[dst[j]] -= size[j]
                     need2 = _needs(sl, biggest, max_changes - 2)
@@ -177,6 +181,8 @@ def search_kernel(gains, src, dst, size, rank, slack, w_new, size_new, max_chang
                             if best[0] == 1 and g0 + gi + gj + gk < best[1]:
                                 break
                             if rank[k] == rank[i] or rank[k] == rank[j]:
+                                continue
+                            if need2 == 1 and sl[src[k]] >= 0:
                                 continue
                             sl[src[k]] += size[k]
                             sl[dst[k]] -= size[k]
