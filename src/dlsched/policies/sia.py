@@ -68,7 +68,13 @@ Speed (docs/crius.md, "Sia"): configurations and goodputs are cached per job
 shape (model, size, batch, request), re-planning prices per shape, the LP is
 built from arrays and handed to HiGHS's binding without ``linprog``'s wrapper (which cost
 about as much as the solve; same options, same vertex), and HiGHS runs without presolve (it cost more than it
-saved on these two-nonzeros-per-column problems).  HiGHS prints nothing
+saved on these two-nonzeros-per-column problems).  With ``lp="hot"`` (the default) one HiGHS
+model is kept across rounds (``HotAssignmentLP``): jobs that left are deleted, new ones appended,
+every column's value reset, and HiGHS re-solves from the basis it kept (a few simplex iterations a
+round instead of a cold solve's hundreds).  Its optimum's value is the cold solve's, but where the
+LP has several optimal vertices the kept basis leads to another one, so decisions differ at ties
+(average JCT within 3% either way on the runs in docs/crius.md, "Speed"); ``lp="cold"`` builds
+a fresh model each round, the former path, byte for byte.  HiGHS prints nothing
 (``output_flag`` off, and the MIP's options above), so no output is redirected.
 """
 

@@ -612,6 +612,7 @@ class GavelAdmission(Gavel):
     schedules differ a little from the MILP-era ones (1,743 of 1,985 jobs identical; average
     JCT 97.7 h, was 101.9 h).  ``fast = False`` runs the same search over every admitted
     job's moves rebuilt from scratch (the reference the kept classes are tested against).
+    Large searches run compiled (``gavel.admit_kernel``: the same admission, ties included).
     """
 
     name = "gavel-admit"
