@@ -629,7 +629,8 @@ class GavelAdmission(Gavel):
         super().reset()
         self._new: list[str] = []
         self._departed = False
-        self._pending: dict[str, None] = {}  # in submission order
+        self._pending: dict[str, object] = {}  # waiting job -> its requested GPU type, in submission order
+        self._pending_reqs: dict[object, int] = {}  # requested type -> waiting jobs asking for it
         self._book: AdmissionBook | None = None  # admitted jobs' moves by class (fast path)
         self._book_cluster = None
         self._running = RunningShapes()
@@ -654,8 +655,17 @@ class GavelAdmission(Gavel):
     def on_finish(self, job: JobState, now: float) -> None:
         super().on_finish(job, now)
         self._departed = True
-        self._pending.pop(job.job_id, None)
+        self._unpend(job.job_id)
         self._finished.append(job.job_id)
+
+    def _unpend(self, jid: str) -> None:
+        if jid in self._pending:
+            req = self._pending.pop(jid)
+            left = self._pending_reqs[req] - 1
+            if left:
+                self._pending_reqs[req] = left
+            else:
+                del self._pending_reqs[req]
 
     def _book_for(self, view: ClusterView) -> AdmissionBook:
         """The admission book brought to the engine's running jobs (their types and counts)."""
@@ -773,17 +783,23 @@ class GavelAdmission(Gavel):
             self._departed = False
             blocked: set = set()
             for jid in list(self._pending):
+                if len(blocked) == len(self._pending_reqs) or free_total == 0:
+                    # every requested type left is blocked, or no GPU is free (every job needs
+                    # one): the rest of the walk could only skip or refuse
+                    break
                 if jid not in jobs:
-                    self._pending.pop(jid, None)
+                    self._unpend(jid)
                     continue
-                req = jobs[jid].spec.gpu_type
+                req = self._pending[jid]
                 if req in blocked:
                     continue
                 if admit(jid):
-                    self._pending.pop(jid, None)
+                    self._unpend(jid)
                 else:
                     blocked.add(req)
         for jid in new_ids:
             if not admit(jid):
-                self._pending[jid] = None
+                req = jobs[jid].spec.gpu_type
+                self._pending[jid] = req
+                self._pending_reqs[req] = self._pending_reqs.get(req, 0) + 1
         return apply_targets(view, targets, jobs, [])
