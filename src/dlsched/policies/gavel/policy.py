@@ -782,21 +782,23 @@ class GavelAdmission(Gavel):
         if self._departed:
             self._departed = False
             blocked: set = set()
-            for jid in list(self._pending):
+            done: list[str] = []  # taken off the waiting list after the walk (no copy of it per departure)
+            for jid, req in self._pending.items():
                 if len(blocked) == len(self._pending_reqs) or free_total == 0:
-                    # every requested type left is blocked, or no GPU is free (every job needs
-                    # one): the rest of the walk could only skip or refuse
+                    # every requested type is blocked, or no GPU is free (every job needs one):
+                    # the rest of the walk could only skip or refuse
                     break
                 if jid not in jobs:
-                    self._unpend(jid)
+                    done.append(jid)
                     continue
-                req = self._pending[jid]
                 if req in blocked:
                     continue
                 if admit(jid):
-                    self._unpend(jid)
+                    done.append(jid)
                 else:
                     blocked.add(req)
+            for jid in done:
+                self._unpend(jid)
         for jid in new_ids:
             if not admit(jid):
                 req = jobs[jid].spec.gpu_type
