@@ -122,15 +122,18 @@ def test_a_running_job_across_machines_is_offered_a_machine_when_one_frees():
     assert recs["big"].migrations == 0
 
 
-def test_paper_variants_run_without_reoffers_ours_is_a_separate_policy():
-    # the paper describes no move of a running job, and Tiresias has none: the named rows must not either
+def test_paper_variants_reoffer_running_jobs_the_ablation_does_not():
+    # the paper's preemption gives better-consolidated placements to jobs suffering from sub-optimal
+    # ones (section VI-3), every variant keeps it; dally-noreoffer (ours) is the ablation without it
     jobs = _blocked_scene()
     jobs[0] = jobs[0].with_(duration_s=2 * H)
     jobs[-1] = jobs[-1].with_(duration_s=10 * H)
     for name in ("dally", "dally-manual", "dally-nowait", "dally-consolidated"):
-        assert make_policy(name).reoffer is False
+        assert make_policy(name).reoffer is True
     recs, _ = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    assert recs["big"].migrations == 1
+    ablation = make_policy("dally-noreoffer")
+    assert ablation.reoffer is False and ablation.timers == "auto"
+    assert {o.name: o.default for o in ablation.options}["reoffer"] is False
+    recs, _ = _run(ablation, jobs)
     assert recs["big"].migrations == 0
-    ours = make_policy("dally-reoffer")
-    assert ours.reoffer is True and ours.timers == "auto"
-    assert {o.name: o.default for o in ours.options}["reoffer"] is True
