@@ -137,3 +137,19 @@ def test_paper_variants_reoffer_running_jobs_the_ablation_does_not():
     assert {o.name: o.default for o in ablation.options}["reoffer"] is False
     recs, _ = _run(ablation, jobs)
     assert recs["big"].migrations == 0
+
+
+def test_tuner_evaluations_count_only_jobs_whose_timers_can_decide():
+    # a 1-GPU job sits on one machine whatever level it accepts: its timers decide nothing and are not
+    # counted in the fallback share; the 2-GPU jobs queued behind the same full cluster are
+    workers = [JobSpec(f"w{i}", 0.0, "resnet50", 8, duration_s=2 * H) for i in range(16)]
+    ones = [JobSpec(f"one{i}", 10.0, "resnet50", 1, duration_s=H) for i in range(4)]
+
+    def evaluations(jobs):
+        p = make_policy("dally", preempt=False)  # no preemption: the workers are asked once, at t = 0
+        _run(p, jobs)
+        return p.tuner_counts()["machine"]["evaluations"]
+
+    alone = evaluations(workers)
+    assert evaluations(workers + ones) == alone
+    assert evaluations(workers + ones + [JobSpec("two", 10.0, "resnet50", 2, duration_s=H)]) > alone

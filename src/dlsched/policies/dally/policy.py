@@ -334,7 +334,11 @@ class Dally(ChargesReplanning, JobPolicy):
                 qs = job.queued_since
                 waited = now - qs
                 tm = st[0]
-                if st[1] is not None:
+                # counted only where a timer can decide an offer: one GPU is on one machine whatever
+                # the level a job accepts, so a 1-GPU job's timers decide nothing (the fallback share
+                # counted them: most of the rack fallbacks on 2 racks were 1- and 2-GPU jobs)
+                counted = n > 1
+                if st[1] is not None and counted:
                     evals[0] += 1
                     falls[0] += st[1]
                 if waited < tm:
@@ -344,7 +348,7 @@ class Dally(ChargesReplanning, JobPolicy):
                         if st[2] is None:
                             st[2], st[3] = timers.ask("rack", n)
                         tr = st[2]
-                        if st[3] is not None:
+                        if st[3] is not None and counted:
                             evals[1] += 1
                             falls[1] += st[3]
                     else:
