@@ -335,8 +335,7 @@ class Dally(ChargesReplanning, JobPolicy):
                 waited = now - qs
                 tm = st[0]
                 # counted only where a timer can decide an offer: one GPU is on one machine whatever
-                # the level a job accepts, so a 1-GPU job's timers decide nothing (the fallback share
-                # counted them: most of the rack fallbacks on 2 racks were 1- and 2-GPU jobs)
+                # the level a job accepts, so a 1-GPU job's timers decide nothing
                 counted = n > 1
                 if st[1] is not None and counted:
                     evals[0] += 1
