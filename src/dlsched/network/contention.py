@@ -10,8 +10,10 @@ flow counts), so a cluster run meets the same shapes again and again.
 Solo exactness.  A job alone on its links gets exactly the perf model's
 price.  Its network communication takes ``D = bytes per flow / solo rate``
 seconds, capped at the iteration (the perf model may hide communication the
-flow model would expose); it starts ``s = total - D`` into the iteration, so
-that alone it ends exactly when the perf model's iteration does.  Contention
+flow model would expose, and at most the iteration less its forward pass,
+``FORWARD_SHARE`` of the computation, when no gradient is ready to send); it
+starts ``s = total - D`` into the iteration, so that alone it ends exactly when
+the perf model's iteration does.  Contention
 stretches only that communication.
 
 The engine protocol (``add``, ``remove``, ``iteration_time``) is what the
@@ -47,6 +49,11 @@ class _Job:
     solo_rate: float  # bytes/s per flow alone: its narrowest link's share
     lc: dict  # link id -> the job's flows on it
     link_list: list  # ``links`` as ints, iterated at every group search
+
+
+# share of a job's computation before its communication can start: the forward pass (backward costs
+# about twice the forward); 0 gives the rule before, communication capped at the whole iteration
+FORWARD_SHARE = 1.0 / 3.0
 
 
 class FlowContention:
@@ -194,6 +201,13 @@ class FlowContention:
                 D = D_spread * spread / solo_rate
                 total, comm = total + D - D_spread, comm + D - D_spread
                 self.stats["self_collided"] += 1
+        if traffic.flows:
+            # gradients are all-reduced once the backward pass has begun, never during the forward pass
+            # (FORWARD_SHARE of the computation), so a job whose flows need more than its iteration
+            # alone (its price hides communication the flow model would expose) still leaves its links
+            # idle that long each iteration.  Capped at the whole iteration instead, it would send
+            # without a gap, and under strict priority starve every lower level on its links for good
+            D = min(D, total - FORWARD_SHARE * (total - comm))
         job = _Job(traffic, links, counts, float(total), float(comm), D, float(total) - D,
                    self._levels.get(job_id, 0), flow_bytes, solo_rate, lc, links.tolist())
         self._jobs[job_id] = job
