@@ -154,6 +154,7 @@ class Simulator:
         self.series = TimeSeries()
         self.links: list[tuple[float, str, float]] = []
         self._drain_links = getattr(self.contention, "drain_utilisation", None)
+        self._clock = getattr(self.contention, "advance", None)  # a model that integrates over time
         self.events = 0
         self.sched_calls = 0
         self.sched_time = 0.0
@@ -187,8 +188,12 @@ class Simulator:
         max_time = self._max_time
         if max_time is not None and t > max_time:
             self.now = max_time
+            if self._clock is not None:
+                self._clock(max_time)
             return False
         self.now = t
+        if self._clock is not None:
+            self._clock(t)
         self._round_due = False  # set by the handlers, as ``_changed``
         changed = False
         first = cursor  # events are counted once per step, not per event
