@@ -279,7 +279,8 @@ class Dally(ChargesReplanning, JobPolicy):
         offers = entries
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
-            ranking()
+            if misplaced:
+                ranking()
             offers = entries + [((-r[0], -r[1], r[2]), r[3], None) for r in ranked if r[2] in misplaced]
             # a quiet cluster makes no calls: come back next round while any job could move
             self._reoffer_pending = bool(misplaced)
@@ -393,8 +394,15 @@ class Dally(ChargesReplanning, JobPolicy):
         return "machine" if n <= machine_max else "rack" if n <= rack_max else "network"
 
     def _misplaced(self, view: ClusterView, job: JobState) -> bool:
-        level = placement_level(view.cluster, job.allocation.gpus)
-        return _ORDER.index(level) > _ORDER.index(self._tightest(view, job))
+        # asked of every running job at every round: a job's answer is fixed while it holds one
+        # allocation, so it is remembered with that allocation
+        alloc = job.allocation
+        got = job.policy_data.get("dally_misplaced")
+        if got is None or got[0] is not alloc:
+            level = placement_level(view.cluster, alloc.gpus)
+            got = (alloc, _ORDER.index(level) > _ORDER.index(self._tightest(view, job)))
+            job.policy_data["dally_misplaced"] = got
+        return got[1]
 
     def _reoffer(self, view, job, type_id, scratch, d: Decision, gone: set, now: float) -> None:
         """Move a running job to the tightest free placement (its own GPUs counted) if that is a tighter level."""
