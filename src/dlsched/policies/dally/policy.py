@@ -279,9 +279,11 @@ class Dally(ChargesReplanning, JobPolicy):
         offers = entries
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
-            if misplaced:
-                ranking()
-            offers = entries + [((-r[0], -r[1], r[2]), r[3], None) for r in ranked if r[2] in misplaced]
+            # only the misplaced held jobs' priorities order the offers (the keys are unique, so the
+            # sort below does not depend on the order they are added in)
+            moving = [j for j in held if j.spec.job_id in misplaced]
+            offers = entries + [((p, j.spec.submit_time, j.spec.job_id), j, None)
+                                for p, j in zip(running_priorities(view, moving, now, self.reading), moving)]
             # a quiet cluster makes no calls: come back next round while any job could move
             self._reoffer_pending = bool(misplaced)
             offers.sort(key=_first)
