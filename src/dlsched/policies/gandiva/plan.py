@@ -90,6 +90,10 @@ class Plan:
         self._by_affinity: dict[int, set[int]] = {}  # demand -> nodes whose affinity it is
         self._share: dict[str, int] = {}  # cache of sharing(); dropped for every holder of a changed GPU
         self.version = 0
+        # bumped whenever a GPU's holders change (``version`` also moves without that): what is
+        # derived from the holders alone is kept while it stands still (``derived_from_holders``)
+        self.hold_epoch = 0
+        self._from_holders: dict = {}
         self.failed: dict[tuple, int] = {}  # placement question -> version at which it found nothing
         self.shared: set[int] = set()  # GPUs with more than one holder
         self.elastic: set[str] = set()  # planned jobs that may grow (JobSpec.elastic)
@@ -327,6 +331,7 @@ class Plan:
     def _unhold(self, jid: str, gpus: tuple[int, ...]) -> list[str]:
         """Take ``jid`` off its GPUs in every index; returns the co-holders it leaves behind."""
         before, shared, holders = self.before_change, self.shared, self.holders
+        self.hold_epoch += 1
         left: list[str] = []
         for g in gpus:
             hold = holders[g]
@@ -390,6 +395,7 @@ class Plan:
         gpus = tuple(sorted(int(g) for g in gpus))
         self.gpus[jid] = gpus
         self.repacked.add(jid)
+        self.hold_epoch += 1
         before, shared, holders = self.before_change, self.shared, self.holders
         for g in gpus:
             self.touched.add(g)
@@ -453,6 +459,14 @@ class Plan:
         for g in self.touched:
             out.update(self.holders.get(g, ()))
         return out
+
+    def derived_from_holders(self, name: str, build):
+        """``build(self)``, remembered until a GPU's holders change (a function of the holders, the
+        planned GPUs and ``shared`` only)."""
+        got = self._from_holders.get(name)
+        if got is None or got[0] != self.hold_epoch:
+            got = self._from_holders[name] = (self.hold_epoch, build(self))
+        return got[1]
 
     def shared_nodes(self) -> set[int]:
         gpu_node = self._gpu_node

@@ -28,7 +28,14 @@ from dlsched.policies.gandiva.plan import Plan, best_in_node
 
 
 def job_type(plan: Plan, job: JobState) -> int | None:
-    return plan.c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+    name = job.spec.gpu_type
+    if not name:
+        return None
+    ids = plan.c.derived("gandiva.type_ids", dict)  # asked for every queued job at every call
+    got = ids.get(name)
+    if got is None:
+        got = ids[name] = plan.c.type_id(name)
+    return got
 
 
 def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None:
@@ -36,12 +43,12 @@ def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None
     "any-free", "slice") or None when it must wait."""
     c = plan.c
     n = job.spec.num_gpus
-    t = job_type(plan, job)
     # the answer depends on these and the plan only: a long queue of alike jobs is searched once
     # until something moves (the same answer, far fewer searches)
-    question = (n, t, job.spec.priority, allow_slice)
+    question = (n, job.spec.gpu_type, job.spec.priority, allow_slice)
     if plan.failed.get(question) == plan.version:
         return None
+    t = job_type(plan, job)
     fits_one = plan.nodes_fitting(t, n)
     if fits_one:
         free_on_node = plan.scratch.free_on_node

@@ -51,6 +51,10 @@ class ServingQueue:
         if not keys:
             del self._classes[cls]
 
+    def classes(self):
+        """The classes of the queued jobs."""
+        return self._classes.keys()
+
     def offer(self, attempt: Callable[[object], bool]) -> int:
         """Offer the jobs to ``attempt(job) -> placed?`` in serving order, leaving out those whose
         class failed since the last success (they would fail: see the module docstring).  The queue
