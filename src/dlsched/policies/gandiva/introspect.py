@@ -233,7 +233,11 @@ def deslice(plan: Plan) -> int:
     """Move time-sliced jobs to free GPUs (lowers the cluster's height); lowest priority moves first,
     so the higher-priority job keeps the GPUs it had.  Returns the number of moves."""
     moves = 0
+    jobs, no_room = plan.jobs, plan.no_room
     for hold in sorted(_shared_groups(plan)):
+        epoch = plan.free_epoch
+        if all(no_room.get(("one node", jobs[h].spec.num_gpus, job_type(plan, jobs[h]))) == epoch for h in hold):
+            continue  # whichever holder moves first, _free_one_node already found no room for it
         hold = sorted(hold, key=lambda h: (plan.jobs[h].spec.priority, -plan.jobs[h].spec.submit_time, h))
         for h in hold[:-1]:
             job = plan.jobs[h]

@@ -188,6 +188,11 @@ class Plan:
     def node_jobs(self, node: int) -> set[str]:
         return set(self._on_node.get(node, ()))
 
+    def node_jobs_view(self, node: int):
+        """``node_jobs`` without the copy, in no fixed order: only for a reader that changes nothing
+        and whose answer does not depend on the order."""
+        return self._on_node.get(node, {}).keys()
+
     def affinity(self, node: int) -> int:
         demands = self._demands.get(node)
         if not demands:
