@@ -25,7 +25,10 @@ It asks to be called at the next round while jobs wait.
 Which running jobs are spread over nodes is kept from call to call (the
 policy placed, moved and preempted them itself; finishes arrive through
 ``on_finish``), so a call costs what the queue and the spread jobs cost, not a
-pass over every running job.  Where the engine's count of running jobs
+pass over every running job.  The queue is offered class by class (GPU type and
+count, ``serving.ServingQueue``): once a job of a class finds no GPUs, the later
+jobs of that class are not offered until something is placed, since they would
+find none either; a round costs its placements, not a walk over the backlog.  Where the engine's count of running jobs
 differs from the policy's (a fault suspended a job), it looks at every
 running job again, as it once did at every call.
 """
