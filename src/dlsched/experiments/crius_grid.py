@@ -204,42 +204,72 @@ def setting_of(scenario: str, name: str) -> Setting:
     return (TESTBED_SETTINGS if scenario == "testbed" else SIM_SETTINGS)[name]
 
 
-def run(scenario: str, quick: bool, out: Path, progress=None) -> list[GridResult]:
-    """The scenario's grid; results of the reference point (seed 0, load x1) per setting under ``out``."""
+def run_point(scenario: str, quick: bool, p: GridPoint, out: Path, progress=None) -> tuple[dict, dict]:
+    """One grid point: (its runs' rows as written to the grid's json, every headline's value there).
+
+    The reference point (seed 0, load x1) of each setting also writes its runs under ``out``."""
     from dlsched.experiments.crius import run_scenario, table
 
     pols = policies(scenario, quick)
-    heads = grid_headlines(scenario, quick)
-    points_json = []
+    cluster, jobs = point_workload(scenario, p)
+    central = p.seed == 0 and p.load == 1.0
+    where = out / (scenario if p.setting == grid_spec(scenario, quick).settings[0] else
+                   f"{scenario}-{p.setting.replace('/', '-')}") if central else None
+    costs = setting_of(scenario, p.setting).costs
+    rows = run_scenario(scenario, cluster, jobs, pols, out=where, progress=progress, setting=costs, seed=p.seed)
+    if "crius-dp" in rows:
+        # the jobs DP-only planning cannot run (no data-parallel plan fits in memory) would free
+        # their GPUs for the rest; the ablation compares both planners on the same jobs
+        ran = set(rows["crius-dp"]["_jct"])
+        same = [j for j in jobs if j.job_id in ran]
+        rows[DP_JOBS_CRIUS] = (rows["crius"] if len(same) == len(jobs) else
+                               run_scenario(scenario, cluster, same, ["crius"], progress=progress,
+                                            setting=costs, seed=p.seed)["crius"])
+    if central:
+        (out / f"{scenario}-{p.setting.replace('/', '-')}.md").write_text(table(f"{scenario} ({p.label()})", rows))
+    timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
+    point = {"seed": p.seed, "load": p.load, "setting": p.setting,
+             "rows": {k: {m: v for m, v in r.items() if m not in timing and not m.startswith("_")}
+                      for k, r in rows.items()}}
+    return point, point_values(scenario, rows)
 
-    def one(p: GridPoint):
-        cluster, jobs = point_workload(scenario, p)
-        central = p.seed == 0 and p.load == 1.0
-        where = out / (scenario if p.setting == grid_spec(scenario, quick).settings[0] else
-                       f"{scenario}-{p.setting.replace('/', '-')}") if central else None
-        costs = setting_of(scenario, p.setting).costs
-        rows = run_scenario(scenario, cluster, jobs, pols, out=where, progress=progress, setting=costs, seed=p.seed)
-        if "crius-dp" in rows:
-            # the jobs DP-only planning cannot run (no data-parallel plan fits in memory) would free
-            # their GPUs for the rest; the ablation compares both planners on the same jobs
-            ran = set(rows["crius-dp"]["_jct"])
-            same = [j for j in jobs if j.job_id in ran]
-            rows[DP_JOBS_CRIUS] = (rows["crius"] if len(same) == len(jobs) else
-                                   run_scenario(scenario, cluster, same, ["crius"], progress=progress,
-                                                setting=costs, seed=p.seed)["crius"])
-        if central:
-            (out / f"{scenario}-{p.setting.replace('/', '-')}.md").write_text(table(f"{scenario} ({p.label()})", rows))
-        timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
-        points_json.append({"seed": p.seed, "load": p.load, "setting": p.setting,
-                            "rows": {k: {m: v for m, v in r.items() if m not in timing and not m.startswith("_")}
-                                     for k, r in rows.items()}})
-        return point_values(scenario, rows)
 
-    results = run_grid(heads, one, grid_spec(scenario, quick))
+def write_grid(scenario: str, results: list[GridResult], points_json: list[dict], out: Path) -> None:
+    """The grid's json (headlines and every point's runs) and its markdown table under ``out``."""
     (out / f"{scenario}_grid.json").write_text(json.dumps(
         {"headlines": [r.as_dict() for r in results], "points": points_json}, indent=1, sort_keys=True,
         default=float) + "\n")
     (out / f"{scenario}_grid.md").write_text(markdown(results))
+
+
+def run(scenario: str, quick: bool, out: Path, progress=None) -> list[GridResult]:
+    """The scenario's grid; results of the reference point (seed 0, load x1) per setting under ``out``."""
+    points_json = []
+
+    def one(p: GridPoint):
+        point, values = run_point(scenario, quick, p, out, progress)
+        points_json.append(point)
+        return values
+
+    results = run_grid(grid_headlines(scenario, quick), one, grid_spec(scenario, quick))
+    write_grid(scenario, results, points_json, out)
+    return results
+
+
+def collect(scenario: str, quick: bool, points_json: list[dict]) -> list[GridResult]:
+    """The grid's headlines from points run separately (``run_point``'s json): only those points,
+    in the grid's order; a point not run is absent, never guessed."""
+    spec = grid_spec(scenario, quick)
+    by_point = {GridPoint(d["seed"], float(d["load"]), d["setting"]): d for d in points_json}
+    unknown = [p for p in by_point if p not in set(spec.points())]
+    if unknown:
+        raise ValueError(f"points outside the {scenario} grid: {', '.join(p.label() for p in unknown)}")
+    results = [GridResult(h) for h in grid_headlines(scenario, quick)]
+    for p in spec.points():
+        if p in by_point:
+            vals = point_values(scenario, by_point[p]["rows"])
+            for r in results:
+                r.values[p] = vals.get(r.headline.name)
     return results
 
 
