@@ -69,6 +69,15 @@ def policies(scenario: str, quick: bool) -> list[str]:
 
 # ---------------------------------------------------------------- the headlines
 
+# The authors' simulator stops after one week (2,000 rounds) and compares JCT by padding each policy's
+# finished JCTs with the largest finished JCT of any policy up to Crius's finished count
+# (experiments.crius.HORIZON_S, padded_jct); our runs go on until every job finishes, so both are read
+# from the same runs: finished jobs only mean something at the horizon.
+AUTHORS_JCT = "average JCT at 1 week, unfinished padded (authors' plotter)"
+AUTHORS_NOTE = "jobs finished by 2,000 rounds; each job short of Crius's count counts at the largest finished JCT"
+FINISHED = "jobs finished by 1 week (2,000 rounds)"
+
+
 def _lower(ref, other):
     """Percent by which ``ref`` is below ``other`` (the paper's "X% lower")."""
     return None if ref is None or not other else (1 - ref / other) * 100
@@ -94,19 +103,23 @@ def grid_headlines(scenario: str, quick: bool = False) -> list[GridHeadline]:
         for pol, label, paper in (("fcfs", "FCFS", 81.3), ("elasticflow-ls", "ElasticFlow-LS", 75.8),
                                   ("gandiva", "Gandiva", 80.1), ("gavel-admit", "Gavel", 66.4)):
             rows.append(GridHeadline(scenario, f"JCT lower than {label}", paper, "%", "average JCT", PCT_POSITIVE,
-                                     "Fig. 17a"))
+                                     "Fig. 17a", note="every job run out"))
+            rows.append(GridHeadline(scenario, f"JCT lower than {label}, authors' metric", paper, "%", AUTHORS_JCT,
+                                     PCT_POSITIVE, "Fig. 17a", note=AUTHORS_NOTE))
         for word, metric, paper, src in (("finished jobs", "finished jobs", 1.29, "Fig. 17b, up to"),
                                          ("avg throughput", "average cluster throughput", 1.54, "Fig. 17c, up to"),
                                          ("peak throughput", "peak cluster throughput", 1.57, "Fig. 17c, up to")):
             for label in PAPER_BASELINES.values():
-                rows.append(GridHeadline(scenario, f"{word} vs {label}", paper, "x", metric, RATIO_ABOVE_ONE, src,
-                                         note="1.00x when every job finishes (no horizon)"
-                                         if word == "finished jobs" else ""))
+                rows.append(GridHeadline(scenario, f"{word} vs {label}", paper, "x",
+                                         FINISHED if word == "finished jobs" else metric, RATIO_ABOVE_ONE, src))
         # section 8.6: each ablation against Crius in JCT, finished jobs, average and peak throughput
         for tag, jct, fin, avg, peak in (("NA", 2.54, 0.9131, 0.864, 0.859), ("NH", 3.53, 0.832, 0.827, 0.823)):
-            rows += [GridHeadline(scenario, f"{tag}: JCT vs Crius", jct, "x", "average JCT", RATIO_ABOVE_ONE, "8.6"),
-                     GridHeadline(scenario, f"{tag}: finished jobs vs Crius", fin, "x", "finished jobs",
-                                  RATIO_BELOW_ONE, "8.6", note="1.00x when every job finishes (no horizon)"),
+            rows += [GridHeadline(scenario, f"{tag}: JCT vs Crius", jct, "x", "average JCT", RATIO_ABOVE_ONE, "8.6",
+                                  note="every job run out"),
+                     GridHeadline(scenario, f"{tag}: JCT vs Crius, authors' metric", jct, "x", AUTHORS_JCT,
+                                  RATIO_ABOVE_ONE, "8.6", note=AUTHORS_NOTE),
+                     GridHeadline(scenario, f"{tag}: finished jobs vs Crius", fin, "x", FINISHED,
+                                  RATIO_BELOW_ONE, "8.6"),
                      GridHeadline(scenario, f"{tag}: avg throughput vs Crius", avg, "x", "average cluster throughput",
                                   RATIO_BELOW_ONE, "8.6"),
                      GridHeadline(scenario, f"{tag}: peak throughput vs Crius", peak, "x", "peak cluster throughput",
@@ -144,14 +157,17 @@ def point_values(scenario: str, rows: dict) -> dict[str, float | None]:
         if scenario == "testbed":  # the testbed figure reports queuing; the simulation, finished jobs
             out[f"queuing lower than {label}"] = _lower(c["avg_queue_h"], b["avg_queue_h"])
         else:
-            out[f"finished jobs vs {label}"] = _times(c["finished"], b["finished"])
+            out[f"JCT lower than {label}, authors' metric"] = _lower(c.get("h_padded_jct_h"), b.get("h_padded_jct_h"))
+            out[f"finished jobs vs {label}"] = _times(c.get("h_finished"), b.get("h_finished"))
         out[f"avg throughput vs {label}"] = _times(c["avg_thr"], b["avg_thr"])
         out[f"peak throughput vs {label}"] = _times(c["peak_thr"], b["peak_thr"])
     if scenario != "testbed":
         for v, tag in (("crius-na", "NA"), ("crius-nh", "NH")):
             if v in rows:
                 out[f"{tag}: JCT vs Crius"] = _times(rows[v]["avg_jct_h"], c["avg_jct_h"])
-                out[f"{tag}: finished jobs vs Crius"] = _times(rows[v]["finished"], c["finished"])
+                out[f"{tag}: JCT vs Crius, authors' metric"] = _times(rows[v].get("h_padded_jct_h"),
+                                                                     c.get("h_padded_jct_h"))
+                out[f"{tag}: finished jobs vs Crius"] = _times(rows[v].get("h_finished"), c.get("h_finished"))
                 out[f"{tag}: avg throughput vs Crius"] = _times(rows[v]["avg_thr"], c["avg_thr"])
                 out[f"{tag}: peak throughput vs Crius"] = _times(rows[v]["peak_thr"], c["peak_thr"])
         if "crius-ddl" in rows and "elasticflow" in rows:
@@ -208,7 +224,7 @@ def run_point(scenario: str, quick: bool, p: GridPoint, out: Path, progress=None
     """One grid point: (its runs' rows as written to the grid's json, every headline's value there).
 
     The reference point (seed 0, load x1) of each setting also writes its runs under ``out``."""
-    from dlsched.experiments.crius import run_scenario, table
+    from dlsched.experiments.crius import padded_jct, run_scenario, table
 
     pols = policies(scenario, quick)
     cluster, jobs = point_workload(scenario, p)
@@ -225,6 +241,7 @@ def run_point(scenario: str, quick: bool, p: GridPoint, out: Path, progress=None
         rows[DP_JOBS_CRIUS] = (rows["crius"] if len(same) == len(jobs) else
                                run_scenario(scenario, cluster, same, ["crius"], progress=progress,
                                             setting=costs, seed=p.seed)["crius"])
+    padded_jct(rows, skip=(DP_JOBS_CRIUS,))  # the authors' JCT comparison at their horizon (run-out rows unchanged)
     if central:
         (out / f"{scenario}-{p.setting.replace('/', '-')}.md").write_text(table(f"{scenario} ({p.label()})", rows))
     timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
