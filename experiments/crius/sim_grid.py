@@ -8,9 +8,11 @@ machines, and collects whatever points have finished into the grid's table and v
     python experiments/crius/sim_grid.py point --seed 0 --load 1 --setting derived --out DIR
     python experiments/crius/sim_grid.py points --setting derived --out DIR   # its 9 points in turn
     python experiments/crius/sim_grid.py collect --out DIR
+    python experiments/crius/sim_grid.py points --setting authors --skip gandiva,sia --out DIR
 
 ``point`` writes ``DIR/points/<seed>-x<load>-<setting>.json`` (the point's runs, as the grid's json
-holds them, its headline values and each run's CPU seconds).  ``collect`` writes ``DIR/sim_grid.json``
+holds them, its headline values and each run's CPU seconds; ``--skip`` leaves policies out, whose
+rows then get no value at that point, so their verdicts stand over fewer points).  ``collect`` writes ``DIR/sim_grid.json``
 and ``DIR/sim_grid.md`` from the points present and lists which points are missing: a verdict over
 fewer than the grid's points says so in its count (e.g. ``reproduced (9/9)`` over the derived half).
 """
@@ -33,7 +35,7 @@ def _point_file(out: Path, p: GridPoint) -> Path:
     return out / "points" / f"{p.seed}-x{p.load:g}-{p.setting}.json"
 
 
-def run_one(p: GridPoint, out: Path) -> Path:
+def run_one(p: GridPoint, out: Path, skip: tuple[str, ...] = ()) -> Path:
     cpu: dict[str, float] = {}
 
     def progress(pol, m):
@@ -41,7 +43,7 @@ def run_one(p: GridPoint, out: Path) -> Path:
         print(f"  {p.label()}: {pol} done ({m['cpu_s']:.1f} CPU s)", file=sys.stderr, flush=True)
 
     c0 = time.process_time()
-    point, values = crius_grid.run_point(SCENARIO, False, p, out, progress)
+    point, values = crius_grid.run_point(SCENARIO, False, p, out, progress, skip)
     dest = _point_file(out, p)
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps({"point": point, "values": values, "cpu_s": cpu,
@@ -73,6 +75,8 @@ def main(argv=None) -> int:
     for p in (one, many):
         p.add_argument("--setting", choices=sorted(crius_grid.SIM_SETTINGS), required=True)
         p.add_argument("--out", type=Path, required=True)
+        p.add_argument("--skip", default="", help="policies to leave out, comma-separated (e.g. gandiva,sia: "
+                       "the expensive ones); their rows get no value at the point")
     col = sub.add_parser("collect", help="the grid's table from the points run so far")
     col.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
@@ -87,7 +91,8 @@ def main(argv=None) -> int:
     for p in pts:
         if a.cmd == "points" and _point_file(a.out, p).exists():
             continue
-        print(f"wrote {run_one(p, a.out)}", file=sys.stderr, flush=True)
+        skip = tuple(x for x in a.skip.split(",") if x)
+        print(f"wrote {run_one(p, a.out, skip)}", file=sys.stderr, flush=True)
     return 0
 
 

@@ -105,5 +105,11 @@ def test_collect_reads_only_the_points_run():
     fcfs = by["JCT lower than FCFS"]
     assert sorted(v for v in fcfs.values.values()) == [-100.0, 75.0]
     assert fcfs.verdict == "mixed" and len(fcfs.values) == 2
+    # a point run without Gandiva gives its rows no value there (not a tie that would count against them)
+    partial = point(2, 1.0, "derived", 4.0)
+    del partial["rows"]["gandiva"]
+    res = {r.headline.name: r for r in cg.collect("sim", False, [point(0, 1.0, "derived", 4.0), partial])}
+    assert len(res["JCT lower than Gandiva"].values) == 1 and res["JCT lower than Gandiva"].verdict == "reproduced"
+    assert len(res["JCT lower than FCFS"].values) == 2
     with pytest.raises(ValueError, match="outside"):
         cg.collect("sim", False, [point(7, 1.0, "derived", 1.0)])

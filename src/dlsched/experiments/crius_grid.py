@@ -152,7 +152,9 @@ def point_values(scenario: str, rows: dict) -> dict[str, float | None]:
     c = rows["crius"]
     out: dict[str, float | None] = {}
     for pol, label in PAPER_BASELINES.items():
-        b = rows[pol]
+        b = rows.get(pol)
+        if b is None:  # a point run without this baseline (sim_grid.py --skip): no value, not a tie
+            continue
         out[f"JCT lower than {label}"] = _lower(c["avg_jct_h"], b["avg_jct_h"])
         if scenario == "testbed":  # the testbed figure reports queuing; the simulation, finished jobs
             out[f"queuing lower than {label}"] = _lower(c["avg_queue_h"], b["avg_queue_h"])
@@ -220,13 +222,15 @@ def setting_of(scenario: str, name: str) -> Setting:
     return (TESTBED_SETTINGS if scenario == "testbed" else SIM_SETTINGS)[name]
 
 
-def run_point(scenario: str, quick: bool, p: GridPoint, out: Path, progress=None) -> tuple[dict, dict]:
+def run_point(scenario: str, quick: bool, p: GridPoint, out: Path, progress=None,
+              skip: tuple[str, ...] = ()) -> tuple[dict, dict]:
     """One grid point: (its runs' rows as written to the grid's json, every headline's value there).
 
-    The reference point (seed 0, load x1) of each setting also writes its runs under ``out``."""
+    The reference point (seed 0, load x1) of each setting also writes its runs under ``out``.
+    ``skip``: policies left out (their headlines get no value at this point)."""
     from dlsched.experiments.crius import padded_jct, run_scenario, table
 
-    pols = policies(scenario, quick)
+    pols = [x for x in policies(scenario, quick) if x not in skip]
     cluster, jobs = point_workload(scenario, p)
     central = p.seed == 0 and p.load == 1.0
     where = out / (scenario if p.setting == grid_spec(scenario, quick).settings[0] else
@@ -245,7 +249,7 @@ def run_point(scenario: str, quick: bool, p: GridPoint, out: Path, progress=None
     if central:
         (out / f"{scenario}-{p.setting.replace('/', '-')}.md").write_text(table(f"{scenario} ({p.label()})", rows))
     timing = ("wall_s", "cpu_s")  # the machine's, not the run's: kept out so the file is reproducible
-    point = {"seed": p.seed, "load": p.load, "setting": p.setting,
+    point = {"seed": p.seed, "load": p.load, "setting": p.setting, **({"skipped": list(skip)} if skip else {}),
              "rows": {k: {m: v for m, v in r.items() if m not in timing and not m.startswith("_")}
                       for k, r in rows.items()}}
     return point, point_values(scenario, rows)
@@ -286,7 +290,8 @@ def collect(scenario: str, quick: bool, points_json: list[dict]) -> list[GridRes
         if p in by_point:
             vals = point_values(scenario, by_point[p]["rows"])
             for r in results:
-                r.values[p] = vals.get(r.headline.name)
+                if r.headline.name in vals:  # absent: a policy the point was run without
+                    r.values[p] = vals[r.headline.name]
     return results
 
 
