@@ -5,11 +5,13 @@
     PYTHONPATH=src python benchmarks/bench_crux.py [--jobs 5000] [--trace] [--trace-jobs 2000]
         [--trace-days 14] [--trace-cluster crux-clos|crux-double-sided|crux-lingjun] [--placement first-free]
     PYTHONPATH=src python benchmarks/bench_crux.py --lingjun [--lingjun-jobs 5000] [--lingjun-days 14]
-        [--comm ecmp,crux,...] [--timeout 1800]
+        [--comm ecmp,crux,...|all] [--links summary|full|none] [--timeout 1800]
 
 ``--lingjun``: every communication policy (ecmp, crux, crux-ps, crux-ps-pa, sincronia, varys, taccl, cassini)
 on ``crux-lingjun`` with 5,000 jobs over 14 days, fragmented (first-free) placement, each in its own process,
-CPU s per policy (target < 120 CPU s); the parameters are printed first.
+CPU s per policy (target < 120 CPU s); the parameters are printed first.  ``--comm all``: every built-in,
+the per-flow variants (ours) included.  ``--links``: the form of links.csv the runs write (the command's
+default, summary; ``full`` times the per-link table over time, as the command wrote by default before).
 
 ``--trace-cluster crux-double-sided --trace-jobs 300 --trace-days 1 --placement first-free`` times path
 choice over the double-sided fabric's 116-port bundles (docs/crux.md, "Speed of path choice").
@@ -74,15 +76,16 @@ def bench_trace(jobs: int, days: float = 14.0, cluster: str = "crux-clos", place
 LINGJUN_COMMS = ["ecmp", "crux-ps", "crux-ps-pa", "crux", "sincronia", "varys", "taccl", "cassini"]
 
 
-def _one_lingjun(trace: str, comm: str, out: str, placement: str) -> None:
+def _one_lingjun(trace: str, comm: str, out: str, placement: str, links: str) -> None:
     from dlsched.cli import main
 
     rc = main(["simulate", "--cluster", "crux-lingjun", "--trace", trace, "--policy", "fcfs", "--comm", comm,
-               "--out", out, "--quiet", "--fit-requests", "--placement", placement])
+               "--out", out, "--quiet", "--fit-requests", "--placement", placement, "--links", links])
     sys.exit(rc)
 
 
-def bench_lingjun(jobs: int, days: float, comms: list[str], placement: str, timeout: float) -> None:
+def bench_lingjun(jobs: int, days: float, comms: list[str], placement: str, timeout: float,
+                  links: str = "summary") -> None:
     """Every communication policy on ``crux-lingjun`` (6,776 GPUs), each in its own process: CPU s (user +
     system) of the whole process, with the command's own output writing, as a user runs it."""
     import multiprocessing as mp
@@ -94,7 +97,8 @@ def bench_lingjun(jobs: int, days: float, comms: list[str], placement: str, time
     print(f"parameters: cluster crux-lingjun ({gpus:,} GPUs, 847 hosts, 48 ToRs), {jobs} jobs over {days:g} days, "
           f"trace experiments.crux.write_trace(seed 0, load 0.6, host batch), job policy fcfs, "
           f"--placement {placement} ({'fragmented: first free GPUs in node order' if placement == 'first-free' else placement}), "
-          f"--fit-requests, comm levels 8 (2 reserved), outputs written (jobs.csv, series.csv, links.csv); "
+          f"--fit-requests, comm levels 8 (2 reserved), outputs written (jobs.csv, series.csv, links.csv as "
+          f"--links {links}); "
           f"CPU s = user + system of the whole child process; target < 120 CPU s per policy")
     print(f"comm policies: {', '.join(comms)}")
     ctx = mp.get_context("fork")
@@ -103,7 +107,7 @@ def bench_lingjun(jobs: int, days: float, comms: list[str], placement: str, time
         for comm in comms:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
-            p = ctx.Process(target=_one_lingjun, args=(trace, comm, str(Path(d) / comm), placement))
+            p = ctx.Process(target=_one_lingjun, args=(trace, comm, str(Path(d) / comm), placement, links))
             p.start()
             p.join(timeout)
             over = p.is_alive()
@@ -131,11 +135,18 @@ def main() -> int:
                     "policy on --lingjun-jobs over --lingjun-days, each in its own process")
     ap.add_argument("--lingjun-jobs", type=int, default=5000)
     ap.add_argument("--lingjun-days", type=float, default=14.0)
-    ap.add_argument("--comm", default=",".join(LINGJUN_COMMS))
+    ap.add_argument("--comm", default=",".join(LINGJUN_COMMS), help="comma-separated, or all (every built-in)")
+    ap.add_argument("--links", default="summary", choices=["summary", "full", "none"])
     ap.add_argument("--timeout", type=float, default=1800.0, help="wall seconds before a run is killed")
     a = ap.parse_args()
     if a.lingjun:
-        bench_lingjun(a.lingjun_jobs, a.lingjun_days, a.comm.split(","), a.placement or "first-free", a.timeout)
+        if a.comm == "all":
+            from dlsched.comm.registry import COMM_POLICIES
+
+            comms = LINGJUN_COMMS + [c for c in COMM_POLICIES if c not in LINGJUN_COMMS]
+        else:
+            comms = a.comm.split(",")
+        bench_lingjun(a.lingjun_jobs, a.lingjun_days, comms, a.placement or "first-free", a.timeout, a.links)
         return 0
     a.placement = a.placement or "packed"
     bench_compression(a.jobs, a.levels)

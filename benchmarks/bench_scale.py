@@ -58,6 +58,7 @@ def main() -> None:
             sys.exit(f"dlsched exited {m.rc}:\n{m.output}")
         eng = re.search(r"simulated (\d+) events in ([\d.]+) s", m.output)
         doc = json.loads((out / "summary.json").read_text())
+        timing = json.loads((out / "timing.json").read_text())
         sizes = {f.name: round(f.stat().st_size / 2**20, 1) for f in sorted(out.iterdir()) if f.is_file()}
     events, sim_s = (int(eng.group(1)), float(eng.group(2))) if eng else (None, None)
     s = doc["summary"]
@@ -71,6 +72,7 @@ def main() -> None:
         "command_cpu_s": round(m.cpu_s, 2),
         "load_avg_before": round(load0, 2),  # the whole process: less sensitive to a busy machine
         "simulation_wall_s": sim_s,  # the engine's loop, as the command prints it
+        "loop": timing.get("loop"),  # "fcfs": strict FCFS's own loop (sim/fcfs_loop.py); "general" otherwise
         "events": events,
         "events_per_s": round(events / sim_s) if events and sim_s else None,
         "peak_rss_gib": round(m.peak_gib, 2),

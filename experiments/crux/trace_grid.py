@@ -38,8 +38,9 @@ def main() -> int:
                     help="how the job policy places jobs (simulate --placement); default first-free, the "
                     "paper's setting: it fragments the cluster as the production scheduler did")
     ap.add_argument("--resume", action="store_true", help="keep runs already finished under --out")
-    ap.add_argument("--sizes", default="hosts", choices=["hosts", "mixed"], help="job sizes: hosts (multiples "
-                    "of 8 GPUs, default) or mixed (a quarter of the jobs on 1-4 GPUs, splitting hosts)")
+    ap.add_argument("--sizes", default="hosts", choices=["hosts", "mixed", "fragmented"], help="job sizes: hosts (multiples "
+                    "of 8 GPUs, default), mixed (a quarter of the jobs on 1-4 GPUs, splitting hosts) or fragmented "
+                    "(40%% on 1-4 GPUs: reproduce crux's setting, docs/crux.md)")
     ap.add_argument("--charge-self-collisions", action="store_true", help="simulate --charge-self-collisions: "
                     "a job's own flows hashed onto one switch port slow it (off by default, as in docs/crux.md's tables)")
     a = ap.parse_args()

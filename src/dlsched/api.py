@@ -113,12 +113,13 @@ _SPEC_DEFAULTS = {k: p.default for k, p in inspect.signature(make_spec).paramete
 
 
 def simulate(*, out: str | Path | None = None, out_format: str = "csv",
-             spec: RunSpec | dict | str | Path | None = None, **keywords) -> Results:
+             spec: RunSpec | dict | str | Path | None = None, links: str = "summary", **keywords) -> Results:
     """Simulate one policy (the ``dlsched simulate`` command); keywords as ``make_spec``.
 
     ``spec``: a ``RunSpec``, its dict, or a results folder / summary.json to rerun (then no other
     run keyword may be given).  ``out``: also write the results folder there, as CSV or
-    (``out_format="parquet"``) Parquet tables."""
+    (``out_format="parquet"``) Parquet tables; ``links``: links.csv's form under the flow network, as
+    ``--links`` (summary, full or none)."""
     from dlsched.run.execute import execute
 
     run_spec = _resolve(spec, keywords)
@@ -128,7 +129,7 @@ def simulate(*, out: str | Path | None = None, out_format: str = "csv",
         check_out_dir(str(out), option="out")  # before the run, not after it
     with tempfile.TemporaryDirectory(prefix="dlsched-") as scratch:
         folder = Path(out) if out is not None else Path(scratch) / "run"
-        execute(run_spec, folder, out_format=out_format)
+        execute(run_spec, folder, out_format=out_format, links=links)
         results = load_results(folder)
     if out is None:
         results.path = None
@@ -137,7 +138,7 @@ def simulate(*, out: str | Path | None = None, out_format: str = "csv",
 
 def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill"), out: str | Path | None = None,
             out_format: str = "csv", option: list[str] | tuple[str, ...] = (), options: dict | None = None,
-            **keywords) -> Comparison:
+            links: str = "summary", **keywords) -> Comparison:
     """Each policy on the same cluster and jobs (the ``dlsched compare`` command).
 
     ``option``: ``KEY=VALUE`` (to every policy declaring KEY) or ``POLICY.KEY=VALUE`` texts;
@@ -173,7 +174,7 @@ def compare(*, policies: list[str] | tuple[str, ...] = ("fcfs", "fcfs-backfill")
         summaries = {}
         for s in specs:  # each in a folder named by its label (a plugin's own short name)
             label = policy_entry(s.policy.name).label
-            run = execute(s, root / label, prepared=prep, out_format=out_format)
+            run = execute(s, root / label, prepared=prep, out_format=out_format, links=links)
             summaries[label] = run.result.summary
         write_compare(root, prep, names, {n: used_options(n, typed[n]) for n in names}, summaries)
         result = load_results(root)

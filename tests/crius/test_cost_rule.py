@@ -39,7 +39,7 @@ def test_same_change_same_price_for_every_full_search_policy(testbed, costs):
     want = ReplanCosts("full", costs).price(testbed, _large(), (int(testbed.gpu_type_idx[0]), 8))
     assert want > 0
     for n in ("fcfs", "fcfs-backfill", "gavel", "gavel-admit", "gandiva", "elasticflow-ls", "sia",
-              "dally", "dally-manual", "dally-nowait", "dally-consolidated", "dally-reoffer", "tiresias",
+              "dally", "dally-manual", "dally-nowait", "dally-consolidated", "dally-noreoffer", "tiresias",
               "timeslice"):
         p = make_policy(n, costs=costs)
         assert p.overhead(testbed, _large(), None, a8, "start") == pytest.approx(want), n

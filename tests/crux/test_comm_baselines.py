@@ -87,3 +87,18 @@ def test_sincronia_scales_weights_as_bssi_does():
             "B": CommJob("B", 8, 1.0, 0.5, 2.0, 0.5, (CommFlow(2.0, [(0, 1)], 0),), 2),
             "C": CommJob("C", 8, 1.0, 0.5, 3.0, 0.5, (CommFlow(3.0, [(1,)], 0),), 3)}
     assert bssi_order(CommView(jobs, (1.0, 1.0), frozenset({0, 1}))) == ["C", "B", "A"]
+
+
+def test_sincronia_bottlenecks_are_host_ports_not_fabric_links():
+    # A sends 3 s between ports 0 and 3 over fabric link 5; B and C send 2 s each between their own ports
+    # over fabric link 1, where ECMP hashed both.  Sincronia's big switch never sees link 1: the busiest
+    # port is A's, so A goes last.  Weighing every link, link 1 (4 s) is the bottleneck and B goes last.
+    from dlsched.comm.sincronia import bssi_order, port_demand
+
+    jobs = {"A": CommJob("A", 8, 1.0, 0.5, 3.0, 0.5, (CommFlow(3.0, [(0, 5, 3)], 0),), 1),
+            "B": CommJob("B", 8, 1.0, 0.5, 2.0, 0.5, (CommFlow(2.0, [(2, 1, 4)], 0),), 2),
+            "C": CommJob("C", 8, 1.0, 0.5, 2.0, 0.5, (CommFlow(2.0, [(6, 1, 7)], 0),), 3)}
+    view = CommView(jobs, (1.0,) * 8, frozenset(range(8)))
+    assert port_demand(view, "A") == {0: 3.0, 3: 3.0}
+    assert bssi_order(view)[-1] == "A"
+    assert bssi_order(view, bottlenecks="links")[-1] == "B"

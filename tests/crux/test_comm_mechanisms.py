@@ -42,3 +42,13 @@ def test_compression_to_two_levels_merges_two_contending_jobs_and_costs_time():
     # with six usable levels the DAG cut is the uncompressed order itself: compression costs nothing
     lv6, t6 = run("crux", levels=8)
     assert t6 == t_pa and sorted(lv6, key=lv6.get) == sorted(lv_pa, key=lv_pa.get)
+
+
+def test_crux_pa_orders_jobs_on_their_ecmp_paths():
+    # the paper's CRUX-PA: the same priorities as full CRUX, no path pinned
+    fc, placed = three_on_one_uplink()
+    view = build_view(fc, placed, {"a": 1, "b": 2, "c": 3})
+    pa = make_comm_policy("crux-pa", levels=8, reserved=2).assign(view)
+    full = make_comm_policy("crux", levels=8, reserved=2).assign(view)
+    assert all(a.paths is None for a in pa.values())
+    assert {j: a.level for j, a in pa.items()} == {j: a.level for j, a in full.items()}

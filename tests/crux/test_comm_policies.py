@@ -163,3 +163,23 @@ def test_compiled_replay_equals_the_python_one_bit_for_bit():
     for jobs in cases:
         for first in (0, 1):
             assert _moved(jobs, first) == _moved_oracle(jobs, first)
+
+
+def test_cassini_staggers_only_jobs_whose_arcs_interleave():
+    # a 1 s job sending 0.3 s leaves 0.7 s gaps: a 0.6 s transfer fits in one, a 2 s transfer does not,
+    # though the duty cycles (0.3 + 0.5) sum below one
+    from dlsched.comm.base import CommFlow, CommJob, CommView
+    from dlsched.comm.cassini import Cassini
+
+    def job(name, arrival, period, comm):
+        return CommJob(name, 8, period, period - comm, comm, period - comm, (CommFlow(1e6, [(0,)], 0),), arrival)
+
+    def levels(*jobs):
+        got = Cassini().assign(CommView({j.job_id: j for j in jobs}, (1e9,), frozenset({0})))
+        return got[jobs[0].job_id].level, got[jobs[1].job_id].level
+
+    short = job("short", 1, 1.0, 0.3)
+    a, b = levels(short, job("fits", 2, 2.0, 0.6))  # 0.3 + 0.6 <= 1.0: the arcs interleave
+    assert a != b
+    a, b = levels(short, job("long", 2, 4.0, 2.0))  # duty 0.3 + 0.5 <= 1, but 2 s cannot fit in a 0.7 s gap
+    assert a == b

@@ -122,15 +122,34 @@ def test_a_running_job_across_machines_is_offered_a_machine_when_one_frees():
     assert recs["big"].migrations == 0
 
 
-def test_paper_variants_run_without_reoffers_ours_is_a_separate_policy():
-    # the paper describes no move of a running job, and Tiresias has none: the named rows must not either
+def test_paper_variants_reoffer_running_jobs_the_ablation_does_not():
+    # the paper's preemption gives better-consolidated placements to jobs suffering from sub-optimal
+    # ones (section VI-3), every variant keeps it; dally-noreoffer (ours) is the ablation without it
     jobs = _blocked_scene()
     jobs[0] = jobs[0].with_(duration_s=2 * H)
     jobs[-1] = jobs[-1].with_(duration_s=10 * H)
     for name in ("dally", "dally-manual", "dally-nowait", "dally-consolidated"):
-        assert make_policy(name).reoffer is False
+        assert make_policy(name).reoffer is True
     recs, _ = _run(make_policy("dally-nowait", round_s=600.0), jobs)
+    assert recs["big"].migrations == 1
+    ablation = make_policy("dally-noreoffer")
+    assert ablation.reoffer is False and ablation.timers == "auto"
+    assert {o.name: o.default for o in ablation.options}["reoffer"] is False
+    recs, _ = _run(ablation, jobs)
     assert recs["big"].migrations == 0
-    ours = make_policy("dally-reoffer")
-    assert ours.reoffer is True and ours.timers == "auto"
-    assert {o.name: o.default for o in ours.options}["reoffer"] is True
+
+
+def test_tuner_evaluations_count_only_jobs_whose_timers_can_decide():
+    # a 1-GPU job sits on one machine whatever level it accepts: its timers decide nothing and are not
+    # counted in the fallback share; the 2-GPU jobs queued behind the same full cluster are
+    workers = [JobSpec(f"w{i}", 0.0, "resnet50", 8, duration_s=2 * H) for i in range(16)]
+    ones = [JobSpec(f"one{i}", 10.0, "resnet50", 1, duration_s=H) for i in range(4)]
+
+    def evaluations(jobs):
+        p = make_policy("dally", preempt=False)  # no preemption: the workers are asked once, at t = 0
+        _run(p, jobs)
+        return p.tuner_counts()["machine"]["evaluations"]
+
+    alone = evaluations(workers)
+    assert evaluations(workers + ones) == alone
+    assert evaluations(workers + ones + [JobSpec("two", 10.0, "resnet50", 2, duration_s=H)]) > alone

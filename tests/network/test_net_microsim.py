@@ -104,3 +104,18 @@ def test_kernel_compiles_without_a_cache_directory():
     env = dict(os.environ, NUMBA_CACHE_LOCATOR_CLASSES="ZipCacheLocator", PYTHONPATH=src)
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "NullCache"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_group_incidence_is_flat_links_of_the_per_job_lists(seed):
+    from dlsched.network.contention import incidence
+    from dlsched.network.maxmin import flat_links
+
+    rng = np.random.default_rng(seed)
+    jobs, links = int(rng.integers(1, 30)), int(rng.integers(0, 40))
+    m = rng.integers(0, 3, size=(links, jobs)) * rng.uniform(0.5, 2.0, size=(links, jobs))
+    rows = [(float(c), tuple(float(v) for v in m[r])) for r, c in enumerate(rng.uniform(1, 9, links))]
+    want = flat_links([[(r, row[k]) for r, (_, row) in enumerate(rows) if row[k] > 0] for k in range(jobs)])
+    got = incidence(rows, jobs)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()

@@ -12,8 +12,10 @@ Three steps, re-run on every job arrival, completion or reschedule:
 3. priority compression (section 4.3): the contention DAG cut into the usable
    hardware levels by ``compression.compress`` (Algorithm 1, m random orders).
 
-Ablations as the paper names them: ``crux-ps`` (path selection only, every job on
-one level), ``crux-ps-pa`` (plus priorities, uncompressed: every job its own level in
+Ablations as the paper names them (section 6.3): ``crux-pa`` (priority assignment and compression
+only, the flows on their ECMP paths: the paper's CRUX-PA, which it compares with Sincronia, TACCL*
+and CASSINI), ``crux-ps`` (path selection only, every job on
+one level; ours, the paper has no such row), ``crux-ps-pa`` (plus priorities, uncompressed: every job its own level in
 P order, as the paper's CRUX-PS-PA has no compression step), ``crux`` (all three).
 """
 
@@ -84,6 +86,12 @@ class Crux:
 
 def crux_ps(**kw) -> Crux:
     return Crux(name="crux-ps", assign_priorities=False, dag_compression=False, **kw)
+
+
+def crux_pa(**kw) -> Crux:
+    """The paper's CRUX-PA: priorities (P = kI) compressed to the usable levels, paths left to ECMP, so the
+    priorities act on the same contended links as Sincronia's and CASSINI's levels."""
+    return Crux(name="crux-pa", select_paths=False, **kw)
 
 
 def crux_ps_pa(**kw) -> Crux:

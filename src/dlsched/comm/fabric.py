@@ -25,16 +25,19 @@ LINGJUN_TOPO = Path("traces") / "alibaba-lingjun-2023" / "topo.csv"
 DOUBLE_SIDED = {"tors": 6, "aggs": 12, "cores": 32}  # CRUX section 6.1
 
 
-def contention_for(cluster: Cluster, seed: int = 0, charge_self_collisions: bool = False) -> FlowContention:
+def contention_for(cluster: Cluster, seed: int = 0, charge_self_collisions: bool = False,
+                   links: str = "full") -> FlowContention:
     """The flow-contention model of ``cluster``'s network, whatever its topology (``charge_self_collisions``:
-    ``FlowContention``'s opt-in charge for a job's own flows sharing a switch port)."""
+    ``FlowContention``'s opt-in charge for a job's own flows sharing a switch port; ``links``: its
+    link report, full or summary)."""
     kind = cluster.network.topology
     if kind == "double-sided":
         graph, host_of = _double_sided(cluster)
     elif kind == "lingjun":
         graph, host_of = _lingjun(cluster)
     else:
-        return FlowContention.for_cluster(cluster, seed=seed, charge_self_collisions=charge_self_collisions)
+        return FlowContention.for_cluster(cluster, seed=seed, charge_self_collisions=charge_self_collisions,
+                                          links=links)
     first = [n.first_gpu for n in cluster.nodes]
 
     def gpu_host(g: int) -> tuple[int, int]:
@@ -42,7 +45,7 @@ def contention_for(cluster: Cluster, seed: int = 0, charge_self_collisions: bool
         return host_of[node], int(g - first[node])
 
     # large models send their parallelism plan's traffic, as for_cluster's default (plans="adaptive")
-    return FlowContention(graph, seed, gpu_host, optimum_plans(cluster), charge_self_collisions)
+    return FlowContention(graph, seed, gpu_host, optimum_plans(cluster), charge_self_collisions, links)
 
 
 def _one_group(cluster: Cluster):

@@ -137,3 +137,119 @@ def greedy(flow_set, flow_rate, flow_fixed, rh_ptr, r_ptr, h_ptr, routes, hops, 
                 out_links[i, k] = first[j] + picks[h]
                 k += 1
         _add(first, width, on_net, base, H, r, picks, rate, cap, load, least)
+
+
+@_compiled
+def greedy_per_job(job_ptr, flow_set, flow_rate, flow_fixed, rh_ptr, r_ptr, h_ptr, routes, hops, first, width,
+                   on_net, col, offsets, cap, load, least, out_pick, out_links):
+    """``job_paths._choose`` over every job in order (jobs at ``job_ptr[k]:job_ptr[k+1]`` of the flows), the
+    same floats as its numpy: one route number ``r`` per job, each flow on its route ``r`` modulo its count;
+    ``r`` has the least worst link over the job's flows (each flow's route scored as ``greedy`` scores it),
+    ties to the least total (summed flow by flow), then the lowest; the flows' loads then added one flow
+    at a time, each flow's ports read after the previous flow's were added.  A job whose first flow has
+    ``flow_fixed >= 0`` is replayed, as in ``greedy``."""
+    maxH = out_links.shape[1]
+    picks = np.zeros(maxH, dtype=np.int64)
+    worst = np.zeros(64, dtype=np.float64)
+    total = np.zeros(64, dtype=np.float64)
+    for k in range(job_ptr.shape[0] - 1):
+        a = job_ptr[k]
+        b = job_ptr[k + 1]
+        if b == a:
+            continue
+        replay = flow_fixed[a] >= 0
+        r = 0
+        if not replay:
+            R = 0
+            for i in range(a, b):
+                if routes[flow_set[i]] > R:
+                    R = routes[flow_set[i]]
+            RR = R if R > 1 else 1
+            if worst.shape[0] < RR:
+                worst = np.zeros(RR, dtype=np.float64)
+                total = np.zeros(RR, dtype=np.float64)
+            for q in range(RR):
+                worst[q] = 0.0
+                total[q] = 0.0
+            for i in range(a, b):
+                p = flow_set[i]
+                Rp = routes[p]
+                H = hops[p]
+                if Rp == 0:
+                    continue
+                cb = h_ptr[p]
+                C = 0
+                for h in range(H):
+                    if col[cb + h]:
+                        C += 1
+                if C == 0:
+                    continue
+                base = rh_ptr[p]
+                rate = flow_rate[i]
+                for rr in range(R):
+                    q = rr % Rp
+                    wv = 0.0
+                    t = 0.0
+                    seen = False
+                    for h in range(H):
+                        if col[cb + h]:
+                            j = base + q * H + h
+                            f = first[j]
+                            g = load[f + least[f]]
+                            c = cap[f] if on_net[j] else math.inf
+                            v = g + rate / c
+                            if not seen or v > wv:
+                                wv = v
+                            t = g if not seen else t + g
+                            seen = True
+                    if wv > worst[rr]:
+                        worst[rr] = wv
+                    total[rr] = total[rr] + t
+            lo = worst[0]
+            for q in range(1, RR):
+                if worst[q] < lo:
+                    lo = worst[q]
+            r = -1
+            best_total = 0.0
+            for q in range(RR):
+                if worst[q] == lo and (r < 0 or total[q] < best_total):
+                    r = q
+                    best_total = total[q]
+        for i in range(a, b):
+            for h in range(maxH):
+                out_links[i, h] = -1
+            p = flow_set[i]
+            Rp = routes[p]
+            H = hops[p]
+            if Rp == 0:
+                out_pick[i] = 0
+                continue
+            base = rh_ptr[p]
+            cb = h_ptr[p]
+            if replay:
+                index = flow_fixed[i]
+                q = 0
+                for s in range(1, Rp):
+                    if offsets[r_ptr[p] + s] <= index:
+                        q = s
+                rest = index - offsets[r_ptr[p] + q]
+                for h in range(H - 1, -1, -1):
+                    w = width[base + q * H + h]
+                    picks[h] = rest % w
+                    rest = rest // w
+            else:
+                q = r % Rp
+                c = 0
+                for h in range(H):
+                    j = base + q * H + h
+                    picks[h] = least[first[j]] if col[cb + h] else 0
+                    c = c * width[j] + picks[h]
+                index = offsets[r_ptr[p] + q] + c
+            out_pick[i] = index
+            n = 0
+            for h in range(H):
+                j = base + q * H + h
+                if on_net[j]:
+                    out_links[i, n] = first[j] + picks[h]
+                    n += 1
+            _add(first, width, on_net, base, H, q, picks, flow_rate[i], cap, load, least)

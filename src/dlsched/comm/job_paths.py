@@ -22,6 +22,7 @@ from typing import Iterable
 import numpy as np
 
 from dlsched.comm.base import CommJob, CommView
+from dlsched.comm import paths
 from dlsched.comm.paths import _PortLoads, _network_part, replayed_prefix
 
 PATH_MODES = ("job", "flow")
@@ -40,6 +41,10 @@ def least_congested_per_job(view: CommView, order: Iterable[CommJob],
     ``memo``: as ``least_congested``'s, the jobs that open the order as last time replay their picks."""
     order = list(order)
     same, prev_picks = replayed_prefix(view, order, memo)  # ``links_meeting`` answers only per flow
+    if paths.COMPILED:  # the same picks in one compiled loop (``greedy_kernel.greedy_per_job``)
+        got = paths._compiled_greedy(view, order, memo, same, prev_picks, per_job=True)
+        if got is not None:
+            return got
     ports: _PortLoads | None = None
     listed: dict[int, float] = {}
     out: dict[str, dict[int, int]] = {}
@@ -74,13 +79,15 @@ def _choose(ports: _PortLoads, job: CommJob, rates: list[float]) -> dict[int, in
         if not len(first) or not len(cols):
             continue
         got = ports.load[F + ports.least[F]]  # routes x network hops
-        w = (got + rate / capF).max(axis=1)
+        w = np.maximum.reduce(got + rate / capF, axis=1)  # ``.max(axis=1)`` without its Python wrapper
         t = got[:, 0]
         for h in range(1, len(cols)):
             t = t + got[:, h]
-        q = np.arange(R) % len(first)
-        worst = np.maximum(worst, w[q])
-        total = total + t[q]
+        if len(first) != R:  # fewer routes than the job's widest flow: route r is r modulo their count
+            q = np.arange(R) % len(first)
+            w, t = w[q], t[q]
+        np.maximum(worst, w, out=worst)
+        total = total + t
     tied = np.flatnonzero(worst == worst.min())
     r = int(tied[np.argmin(total[tied])]) if len(tied) > 1 else int(tied[0])
     picks: dict[int, int] = {}

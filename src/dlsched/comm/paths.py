@@ -95,27 +95,28 @@ def least_congested(view: CommView, order: Iterable[CommJob], memo: dict | None 
 
 
 def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, same: int,
-                     prev_picks: list) -> dict[str, dict[int, int]] | None:
+                     prev_picks: list, per_job: bool = False) -> dict[str, dict[int, int]] | None:
     """``least_congested`` where every candidate list is a ``PathSet`` (None where one is not): the same picks, in one compiled
     loop over the flows (``greedy_kernel``); the jobs' chosen network links go to ``memo["links"]``
-    (for ``links_meeting``)."""
-    from dlsched.comm.greedy_kernel import greedy
+    (for ``links_meeting``).  ``per_job``: ``job_paths.least_congested_per_job``'s rule instead (one
+    route per job, ``greedy_kernel.greedy_per_job``); its links are not kept (that answer is per flow's)."""
+    from dlsched.comm.greedy_kernel import greedy, greedy_per_job
 
     cap, _ = _fabric_arrays(view)
     flat = _NET.get("flat")
     if flat is None or flat.cap is not cap:
         flat = _NET["flat"] = _FlatSets(view)
-    per_job = flat.per_job  # a job's set numbers are this registry's
+    known = flat.per_job  # a job's set numbers are this registry's
     sets, rates, fixed, sizes = [], [], [], []
     for k, job in enumerate(order):
-        got = per_job.get(id(job))
+        got = known.get(id(job))
         if got is None or got[0] is not job:
             if any(getattr(f.candidates, "routes", None) is None for f in job.flows):
                 return None  # hand-made candidate lists: ``_by_listing``
             s = np.array([flat.number(f.candidates) for f in job.flows], dtype=np.int64)
             r = np.array([f.nbytes / job.iteration_s if job.iteration_s > 0 else 0.0 for f in job.flows],
                          dtype=np.float64)
-            got = per_job[id(job)] = (job, s, r)
+            got = known[id(job)] = (job, s, r)
         sets.append(got[1])
         rates.append(got[2])
         sizes.append(len(job.flows))
@@ -124,10 +125,10 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
             fixed.append(np.array([prev[i] for i in range(len(job.flows))], dtype=np.int64))
         else:
             fixed.append(np.full(len(job.flows), -1, dtype=np.int64))
-    if len(per_job) > 4 * len(order) + 64:  # jobs gone from the view: forget them
+    if len(known) > 4 * len(order) + 64:  # jobs gone from the view: forget them
         keep = {id(j) for j in order}
-        for key in [key for key in per_job if key not in keep]:
-            del per_job[key]
+        for key in [key for key in known if key not in keep]:
+            del known[key]
     n = int(sum(sizes))
     flow_set = np.concatenate(sets) if n else np.zeros(0, dtype=np.int64)
     A = flat.arrays()
@@ -135,7 +136,12 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
     least = np.zeros(len(cap), dtype=np.int64)
     pick = np.zeros(n, dtype=np.int64)
     links = np.empty((n, max(flat.max_hops, 1)), dtype=np.int64)
-    if n:
+    if n and per_job:
+        job_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=job_ptr[1:])
+        greedy_per_job(job_ptr, flow_set, np.concatenate(rates), np.concatenate(fixed), *A, cap, load, least, pick,
+                       links)
+    elif n:
         greedy(flow_set, np.concatenate(rates), np.concatenate(fixed), *A, cap, load, least, pick, links)
     out: dict[str, dict[int, int]] = {}
     at = 0
@@ -144,8 +150,9 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
         out[job.job_id] = prev_picks[k] if k < same else dict(enumerate(picks_list[at:at + m]))
         at += m
     if memo is not None:
-        memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order],
-                    links=(order, np.asarray(sizes, dtype=np.int64), links))
+        memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order])
+        if not per_job:
+            memo["links"] = (order, np.asarray(sizes, dtype=np.int64), links)
     return out
 
 
@@ -309,7 +316,7 @@ class _PortLoads:
                 l = f + p
                 self.load[l] += rate / self.cap[l]
                 if w > 1 and self.least[f] == p:
-                    self.least[f] = int(np.argmin(self.load[f:f + w]))
+                    self.least[f] = int(self.load[f:f + w].argmin())
 
     def take(self, paths, index: int, rate: float) -> None:
         """Candidate ``index`` taken again (a replayed pick): the same load updates ``choose`` made for it."""

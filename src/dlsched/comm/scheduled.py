@@ -78,6 +78,12 @@ class ScheduledContention:
     def drain_utilisation(self):
         return self.flow.drain_utilisation()
 
+    def advance(self, now: float) -> None:
+        self.flow.advance(now)
+
+    def link_summary(self, end: float):
+        return self.flow.link_summary(end)
+
     def utilisation(self):
         return self.flow.utilisation()
 

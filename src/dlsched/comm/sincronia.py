@@ -8,6 +8,12 @@ used (``w_j -= w_last * d_jb / d_last,b``); repeat on the rest.  Weights start a
 and the scaling then favours, among the rest, those that shared it least.  Compression as Sincronia maps its order onto few levels (and as CRUX's
 Figure 13 shows it): exponentially growing classes, 1 job on the top level, 2 on
 the next, 4 on the next, the rest on the lowest.  Paths stay ECMP.
+The bottlenecks are the hosts' ports, as in Sincronia's model: the fabric is one
+non-blocking switch and a coflow's demand sits on its senders' egress and its
+receivers' ingress ports (the NIC-ToR links: each flow's first and last network
+link).  ``bottlenecks="links"`` (the rule before) weighs every network link on the
+flows' ECMP paths instead, hash collisions in the fabric included, which
+Sincronia's ordering never sees.
 Simplification: each job is one coflow whose demand is its bytes per iteration.
 """
 
@@ -19,14 +25,44 @@ from dataclasses import dataclass
 from dlsched.comm.base import Assignment, CommView, bucket_levels, link_demand, usable_levels
 
 
-def bssi_order(view: CommView, weights: dict[str, float] | None = None) -> list[str]:
-    """Sincronia's order, first to last (``weights``: each coflow's, default 1).
+_PORTS: dict = {"links": None, "capacity": None, "jobs": {}}
+
+
+def port_demand(view: CommView, job_id: str) -> dict[int, float]:
+    """Seconds each host port (a flow's first and last network link: its NIC's egress and the receiving
+    NIC's ingress) needs for the job's bytes of one iteration.  Cached per ``CommJob``, as ``link_demand``."""
+    if _PORTS["links"] is not view.network_links or _PORTS["capacity"] is not view.capacity:
+        _PORTS.update(links=view.network_links, capacity=view.capacity, jobs={})
+    job = view.jobs[job_id]
+    cache = _PORTS["jobs"]
+    got = cache.get(id(job))
+    if got is not None and got[0] is job:
+        return got[1]
+    out: dict[int, float] = {}
+    for f in job.flows:
+        net = [l for l in f.candidates[f.chosen] if l in view.network_links]
+        for l in dict.fromkeys((net[0], net[-1])) if net else ():
+            out[l] = out.get(l, 0.0) + f.nbytes / view.capacity[l]
+    if len(cache) > 4 * len(view.jobs) + 256:  # jobs gone from the views: forget them
+        keep = {id(j) for j in view.jobs.values()}
+        for k in [k for k in cache if k not in keep]:
+            del cache[k]
+    cache[id(job)] = (job, out)
+    return out
+
+
+def bssi_order(view: CommView, weights: dict[str, float] | None = None, bottlenecks: str = "ports") -> list[str]:
+    """Sincronia's order, first to last (``weights``: each coflow's, default 1; ``bottlenecks``: "ports",
+    the hosts' ports as Sincronia's big-switch model has them, or "links", every network link).
 
     Each round's link loads are the sums over the coflows left, in job-id order (a fixed order, so the
     float sums do not follow the process's string hashing).  Only the links of the coflow just ordered
     change between rounds, so only theirs are summed again (in that same order, so the floats are those
     of a sum from scratch), and the most loaded link comes off a heap (stale entries skipped)."""
-    demand = {j: link_demand(view, j) for j in view.jobs}
+    if bottlenecks not in ("ports", "links"):
+        raise ValueError(f"bottlenecks must be ports or links, not {bottlenecks!r}")
+    of = port_demand if bottlenecks == "ports" else link_demand
+    demand = {j: of(view, j) for j in view.jobs}
     w = {j: (weights or {}).get(j, 1.0) for j in view.jobs}
     left = set(view.jobs)
     on_link: dict[int, list[str]] = {}
@@ -78,9 +114,10 @@ class Sincronia:
     name: str = "sincronia"
     levels: int = 8
     reserved: int = 2
+    bottlenecks: str = "ports"  # Sincronia's big switch; "links": every network link (the rule before)
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
         sizes = [2 ** i for i in range(usable)]
-        levels = bucket_levels(bssi_order(view), sizes, self.reserved)
+        levels = bucket_levels(bssi_order(view, bottlenecks=self.bottlenecks), sizes, self.reserved)
         return {j: Assignment(levels[j], None) for j in view.jobs}

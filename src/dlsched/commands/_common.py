@@ -195,6 +195,13 @@ def add_output_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out-format", default="csv", choices=["csv", "parquet"],
                    help="jobs and series tables as CSV (default) or Parquet (needs pyarrow); `dlsched report` "
                         "and dlsched.load_results read both")
+    p.add_argument("--links", default="summary", choices=["summary", "full", "none"],
+                   help="links.csv under the flow network: summary (default): one row per network link that "
+                        "carried traffic (link, capacity_gbps, busy_s, bytes, utilisation over the run, "
+                        "busy_utilisation while carrying); full: every change of a link's utilisation over "
+                        "time (time, link, utilisation: the only form before; about 1.2 M rows per 1,000 "
+                        "jobs on crux-lingjun, and about half such a run's time); none: no links.csv. "
+                        "Results otherwise identical (docs/network.md)")
 
 
 _IGNORED_WITH_SPEC = ("quiet", "synthetic")  # neither changes a run's results

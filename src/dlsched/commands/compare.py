@@ -51,7 +51,7 @@ def run(args) -> int:
     for name, spec in zip(names, specs):
         with c.progress_bar(args.quiet, f"{labels[name]} on {cluster.name}") as cb:
             run = execute(spec, f"{args.out}/{labels[name]}", prepared=prep, out_format=args.out_format,
-                          progress=cb)
+                          progress=cb, links=args.links)
         summaries[labels[name]] = run.result.summary
         net_lines[labels[name]] = network_lines(run.result.stats)
     write_compare(args.out, prep, names, {n: used_options(n, options[n]) for n in names}, summaries)

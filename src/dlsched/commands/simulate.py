@@ -40,7 +40,8 @@ def run(args) -> int:
     spec = c.spec_given(args) or c.spec_from_args(args)
     label = f"{build_policy(spec.policy).name} on {spec.cluster.name}"  # a bad policy fails before any job is read
     with c.progress_bar(args.quiet, label) as cb:
-        run = execute(spec, args.out, out_format=args.out_format, progress=cb, record_events=bool(args.timeline))
+        run = execute(spec, args.out, out_format=args.out_format, progress=cb, record_events=bool(args.timeline),
+                      links=args.links)
     result, out = run.result, run.out
     cluster, jobs, info = run.prepared.cluster, run.prepared.jobs, run.prepared.info
     from dlsched.report.provenance import args_config, write_provenance

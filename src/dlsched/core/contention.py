@@ -6,8 +6,10 @@ change, and prices each job it names from ``iteration_time``.
 
 A model may also offer, and the simulator then uses: ``drain_utilisation()``
 (``(link, utilisation)`` pairs changed since the last call, written to
-``links.csv``), ``describe()`` (its parameters, in ``summary.json``) and
-``stats`` (counters, in ``timing.json``).  ``dlsched.network.FlowContention``
+``links.csv``), ``advance(now)`` (the clock, before the events at ``now``),
+``describe()`` (its parameters, in ``summary.json``) and
+``stats`` (counters, in ``timing.json``); ``run.execute`` asks ``link_summary(end)`` for the
+per-link totals of ``links.csv``'s summary.  ``dlsched.network.FlowContention``
 is the flow-level one.
 """
 

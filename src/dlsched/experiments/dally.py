@@ -16,8 +16,8 @@ of issue 17 and fails with a clear message until that layer is merged.
 
 Schedulers: ``SCHEDULERS`` for the per-configuration tables of
 ``experiments/dally/run.py``; ``dlsched reproduce dally`` runs the paper's
-claims over a grid (``dally_grid``), with our ``dally-reoffer`` as separate,
-labelled rows.
+claims over a grid (``dally_grid``), with the ablation ``dally-noreoffer``
+(ours) as separate, labelled rows.
 """
 
 from __future__ import annotations

@@ -237,6 +237,8 @@ def paper_text(h: GridHeadline) -> str:
     if h.ours_label:
         return "not in the paper (ours)"
     v = f"{h.paper:+.1f}%" if h.unit == "%" else fmt(h.paper, h.unit)
+    if h.unit == "%" and h.paper == 0 and h.source:
+        v = "direction only"  # a paper row that states who is ahead (e.g. a figure's order), not by how much
     return f"{v} ({h.source})" if h.source else v
 
 

@@ -10,8 +10,10 @@ flow counts), so a cluster run meets the same shapes again and again.
 Solo exactness.  A job alone on its links gets exactly the perf model's
 price.  Its network communication takes ``D = bytes per flow / solo rate``
 seconds, capped at the iteration (the perf model may hide communication the
-flow model would expose); it starts ``s = total - D`` into the iteration, so
-that alone it ends exactly when the perf model's iteration does.  Contention
+flow model would expose, and at most the iteration less its forward pass,
+``FORWARD_SHARE`` of the computation, when no gradient is ready to send); it
+starts ``s = total - D`` into the iteration, so that alone it ends exactly when
+the perf model's iteration does.  Contention
 stretches only that communication.
 
 The engine protocol (``add``, ``remove``, ``iteration_time``) is what the
@@ -27,10 +29,13 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from dlsched.network.graph import LinkGraph
-from dlsched.network.microsim import MAX_SIMULATED_JOBS, all_communicating, simulate_group
+from dlsched.network.microsim import MAX_SIMULATED_JOBS, all_communicating, simulate_flat
 from dlsched.network.paths import PathTable
 from dlsched.network.plan_traffic import Demand, alltoall_demands, plan_demands
 from dlsched.network.traffic import JobTraffic, demand_flows, gradient_bytes, rail_ring_demands, ring_flows
+
+
+LINK_REPORTS = ("full", "summary")  # links.csv: every change over time, or one row per link
 
 
 @dataclass
@@ -49,12 +54,23 @@ class _Job:
     link_list: list  # ``links`` as ints, iterated at every group search
 
 
+# share of a job's computation before its communication can start: the forward pass (backward costs
+# about twice the forward); 0 gives the rule before, communication capped at the whole iteration
+FORWARD_SHARE = 1.0 / 3.0
+
+
 class FlowContention:
     """Flow-level contention between placed jobs on a link graph (see the module docstring)."""
 
     def __init__(self, graph: LinkGraph, seed: int = 0, gpu_host=None, plan_of=None,
-                 charge_self_collisions: bool = False):
+                 charge_self_collisions: bool = False, links: str = "full"):
         self.graph = graph
+        if links not in LINK_REPORTS:
+            raise ValueError(f"links must be one of {', '.join(LINK_REPORTS)}, not {links!r}")
+        # full: every change of a link's utilisation (``drain_utilisation``); summary: per-link totals
+        # only (``link_summary``), kept per job rather than per link, so a re-timed job costs O(1)
+        self.links_report = links
+        self._full = links == "full"
         # opt-in: a job whose own flows share a switch port runs slower than its price alone (see
         # ``_spread_rate``); off by default, so a job alone keeps the perf model's price exactly
         self.charge_self = charge_self_collisions
@@ -81,6 +97,14 @@ class FlowContention:
         # group search and the solve read it for every link of every job in a group
         self._hot: set[int] = set()
         self._names: dict[int, str] = {}  # link id -> its name, for the utilisation rows
+        # summary report: the simulator's clock (``advance``), each placed job's iterations done on its
+        # present placement before its present iteration time began, and when that time began
+        self._now = 0.0
+        self._iters: dict[str, float] = {}
+        self._since: dict[str, float] = {}
+        self._bytes: dict[int, float] = {}  # network link -> bytes carried by jobs that left it
+        self._busy: dict[int, float] = {}  # network link -> seconds it carried a job, closed spans
+        self._busy_from: dict[int, float] = {}  # network link -> when its present span of jobs began
         self.stats = {"solves": 0, "cache_hits": 0, "microsim_events": 0, "bounded_groups": 0,
                       "largest_group": 0, "jobs_sharing_links": 0}
         self._sharers: set[str] = set()  # jobs ever solved in a group of two or more
@@ -91,7 +115,8 @@ class FlowContention:
 
     @classmethod
     def for_cluster(cls, cluster, seed: int = 0, graph: LinkGraph | None = None,
-                    plans: str = "adaptive", charge_self_collisions: bool = False) -> "FlowContention":
+                    plans: str = "adaptive", charge_self_collisions: bool = False,
+                    links: str = "full") -> "FlowContention":
         """Contention on the link graph a cluster spec describes (hosts are the cluster's nodes).
 
         ``plans="adaptive"``: a large model (one the parallelism model knows) sends the traffic of
@@ -110,7 +135,7 @@ class FlowContention:
         if plans not in ("adaptive", "none"):
             raise ValueError(f"plans must be 'adaptive' or 'none', not {plans!r}")
         return cls(graph, seed, gpu_host, optimum_plans(cluster) if plans == "adaptive" else None,
-                   charge_self_collisions)
+                   charge_self_collisions, links)
 
     # ------------------------------------------------------------------ engine protocol
 
@@ -194,15 +219,31 @@ class FlowContention:
                 D = D_spread * spread / solo_rate
                 total, comm = total + D - D_spread, comm + D - D_spread
                 self.stats["self_collided"] += 1
+        if traffic.flows:
+            # gradients are all-reduced once the backward pass has begun, never during the forward pass
+            # (FORWARD_SHARE of the computation), so a job whose flows need more than its iteration
+            # alone (its price hides communication the flow model would expose) still leaves its links
+            # idle that long each iteration.  Capped at the whole iteration instead, it would send
+            # without a gap, and under strict priority starve every lower level on its links for good
+            D = min(D, total - FORWARD_SHARE * (total - comm))
         job = _Job(traffic, links, counts, float(total), float(comm), D, float(total) - D,
                    self._levels.get(job_id, 0), flow_bytes, solo_rate, lc, links.tolist())
         self._jobs[job_id] = job
+        full, link_jobs = self._full, self._link_jobs
         for l, n in zip(job.link_list, counts.tolist()):
-            self._link_jobs.setdefault(l, set()).add(job_id)
+            on = link_jobs.get(l)
+            if on is None:
+                on = link_jobs[l] = set()
+                if not full:
+                    self._busy_from[l] = self._now
+            on.add(job_id)
             self._demand[l] = self._demand.get(l, 0.0) + n * solo_rate
             self._heat(l)
         self._time[job_id] = (job.total, job.comm)
-        self._mark_links(job.link_list)  # its share of every link it crosses (its time may not change in the solve)
+        if full:
+            self._mark_links(job.link_list)  # its share of every link it crosses (its time may not change in the solve)
+        else:
+            self._iters[job_id], self._since[job_id] = 0.0, self._now
         touched = old_neighbours | {job_id} | self._neighbours(job_id)
         before.update({j: self._time.get(j) for j in touched if j not in before})
         before[job_id] = None
@@ -258,11 +299,50 @@ class FlowContention:
 
     def utilisation(self) -> dict[int, float]:
         """Mean utilisation of every network link carrying traffic now (bytes sent / capacity)."""
+        if not self._full:  # nothing kept per link: summed now
+            now = {l: self._util_of(l) for l in sorted(self._link_jobs) if self._network_link[l]}
+            return {l: u for l, u in now.items() if u > 0}
         self._flush_util()
         return dict(self._util)
 
+    def advance(self, now: float) -> None:
+        """The simulator's clock, before it handles the events at ``now`` (the summary report's spans)."""
+        self._now = now
+
+    def link_summary(self, end: float) -> list[tuple[str, float, float, float, float, float]]:
+        """Per network link that carried traffic up to ``end`` (the run's end): (name, capacity Gb/s,
+        seconds it carried a job, bytes carried, mean utilisation over [0, end], mean utilisation while
+        carrying).  The bytes are each job's bytes per iteration on the link times the iterations it
+        ran there, so the mean over the run equals the time integral of ``drain_utilisation``'s rows
+        over ``end`` (tested).  Only with ``links="summary"``."""
+        if self._full:
+            raise ValueError("link_summary needs FlowContention(..., links='summary')")
+        carried = dict(self._bytes)
+        busy = dict(self._busy)
+        for j in sorted(self._jobs):  # still placed (a run stopped at max_time): up to ``end``
+            iters = self._iters[j] + (end - self._since[j]) / self._time[j][0]
+            self._add_bytes(self._jobs[j], iters, carried)
+        for l, t0 in self._busy_from.items():
+            busy[l] = busy.get(l, 0.0) + (end - t0)
+        out = []
+        for l in sorted(set(carried) | {l for l in busy if self._network_link[l]}):
+            cap = float(self._capacity[l])
+            b, s = carried.get(l, 0.0), busy.get(l, 0.0)
+            out.append((self._name(l), cap * 8e-9, s, b, b / (cap * end) if end > 0 else 0.0,
+                        b / (cap * s) if s > 0 else 0.0))
+        return out
+
+    def _name(self, l: int) -> str:
+        name = self._names.get(l)
+        if name is None:
+            name = self._names[l] = self.graph.link_name(l)
+        return name
+
     def drain_utilisation(self) -> list[tuple[str, float]]:
-        """(link name, utilisation) of network links whose utilisation changed since the last call."""
+        """(link name, utilisation) of network links whose utilisation changed since the last call
+        (nothing with ``links="summary"``: see ``link_summary``)."""
+        if not self._full:
+            return []
         self._flush_util()
         names = self._names
         out = []
@@ -308,6 +388,9 @@ class FlowContention:
     def _unregister(self, job_id: str) -> set[str]:
         neighbours = self._neighbours(job_id)
         job = self._jobs.pop(job_id)
+        full = self._full
+        if not full:
+            self._settle(job_id, job)
         for l, n in zip(job.link_list, job.counts.tolist()):
             s = self._link_jobs[l]
             s.discard(job_id)
@@ -316,10 +399,25 @@ class FlowContention:
                 del self._link_jobs[l]
                 del self._demand[l]
                 self._hot.discard(l)
+                if not full:
+                    self._busy[l] = self._busy.get(l, 0.0) + (self._now - self._busy_from.pop(l))
             else:
                 self._heat(l)
-            self._mark_util(l)
+            if full:
+                self._mark_util(l)
         return neighbours
+
+    def _settle(self, job_id: str, job: _Job) -> None:
+        """Add the bytes a leaving job carried on its present placement to each network link's total."""
+        iters = self._iters.pop(job_id) + (self._now - self._since.pop(job_id)) / self._time[job_id][0]
+        self._add_bytes(job, iters)
+
+    def _add_bytes(self, job: _Job, iters: float, into: dict | None = None) -> None:
+        into = self._bytes if into is None else into
+        net, lc, per = self._network_link, job.lc, job.flow_bytes * iters
+        for l in job.link_list:
+            if net[l]:
+                into[l] = into.get(l, 0.0) + lc[l] * per
 
     def _contended(self, l: int) -> bool:
         """Whether link ``l`` can slow anyone: its flows at their solo rates would overfill it.
@@ -388,13 +486,15 @@ class FlowContention:
         self.stats["solves"] += 1
         if hit is None:
             d = [desc[i] for i in order]
-            job_links = [[(r, row[k]) for r, (_, row) in enumerate(rows) if row[k] > 0] for k in range(len(d))]
-            solve = simulate_group if len(group) <= MAX_SIMULATED_JOBS else all_communicating
-            hit = solve([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links,
-                        [c for c, _ in rows], [v[3] for v in d], [v[4] for v in d])
-            if solve is simulate_group:
+            capacity = [c for c, _ in rows]
+            if len(group) <= MAX_SIMULATED_JOBS:
+                hit = simulate_flat([v[0] for v in d], [v[1] for v in d], [v[2] for v in d],
+                                    *incidence(rows, len(d)), capacity, [v[3] for v in d], [v[4] for v in d])
                 self.stats["microsim_events"] += hit.events
             else:
+                job_links = [[(r, row[k]) for r, (_, row) in enumerate(rows) if row[k] > 0] for k in range(len(d))]
+                hit = all_communicating([v[0] for v in d], [v[1] for v in d], [v[2] for v in d], job_links,
+                                        capacity, [v[3] for v in d], [v[4] for v in d])
                 self.stats["bounded_groups"] += 1
             self._cache[key] = hit
         else:
@@ -415,6 +515,11 @@ class FlowContention:
             return
         old = self._time.get(job_id)
         self._time[job_id] = value
+        if not self._full:
+            if old is not None and old[0] != value[0]:  # iterations at the old time, up to now
+                self._iters[job_id] += (self._now - self._since[job_id]) / old[0]
+                self._since[job_id] = self._now
+            return
         job = self._jobs[job_id]
         if old is None:
             self._mark_links(job.link_list)
@@ -477,6 +582,17 @@ class FlowContention:
         else:
             self._util.pop(l, None)
         self._util_dirty.add(l)
+
+
+def incidence(rows: list[tuple[float, tuple[float, ...]]], jobs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A group's job x link incidence (``rows``: per shared link, (capacity, flows of each job)) as the
+    CSR arrays ``maxmin.flat_links`` makes of per-job (link, flows) lists, job by job, links ascending,
+    without building the lists (a Python loop over links x jobs at every solve)."""
+    m = np.array([row for _, row in rows], dtype=np.float64).reshape(len(rows), jobs).T
+    on = m > 0
+    ptr = np.zeros(jobs + 1, dtype=np.int64)
+    np.cumsum(on.sum(axis=1), out=ptr[1:])
+    return ptr, np.nonzero(on)[1].astype(np.int64), m[on]
 
 
 def optimum_plans(cluster):

@@ -55,9 +55,15 @@ def simulate_group(compute: Sequence[float], start: Sequence[float], comm: Seque
     bytes/s; ``cap[j]`` the job's solo rate per flow (its narrowest link); ``level`` its priority.
     The event loop is compiled (``fluid_kernel``); this converts the inputs to flat arrays once.
     """
+    return simulate_flat(compute, start, comm, *flat_links(job_links), capacity, cap, level)
+
+
+def simulate_flat(compute: Sequence[float], start: Sequence[float], comm: Sequence[float], ptr: np.ndarray,
+                  links: np.ndarray, flows: np.ndarray, capacity: Sequence[float], cap: Sequence[float],
+                  level: Sequence[int]) -> GroupResult:
+    """``simulate_group`` with the job-link incidence already flat (``maxmin.flat_links``'s arrays)."""
     from dlsched.network.fluid_kernel import run_group  # imports numba: only when a group is simulated
 
-    ptr, links, flows = flat_links(job_links)
     steady, slowed, events = run_group(
         np.asarray(compute, dtype=np.float64), np.asarray(start, dtype=np.float64),
         np.asarray(comm, dtype=np.float64), ptr, links, flows, np.asarray(capacity, dtype=np.float64),

@@ -68,7 +68,13 @@ Speed (docs/crius.md, "Sia"): configurations and goodputs are cached per job
 shape (model, size, batch, request), re-planning prices per shape, the LP is
 built from arrays and handed to HiGHS's binding without ``linprog``'s wrapper (which cost
 about as much as the solve; same options, same vertex), and HiGHS runs without presolve (it cost more than it
-saved on these two-nonzeros-per-column problems).  HiGHS prints nothing
+saved on these two-nonzeros-per-column problems).  With ``lp="hot"`` (the default) one HiGHS
+model is kept across rounds (``HotAssignmentLP``): jobs that left are deleted, new ones appended,
+every column's value reset, and HiGHS re-solves from the basis it kept (a few simplex iterations a
+round instead of a cold solve's hundreds).  Its optimum's value is the cold solve's, but where the
+LP has several optimal vertices the kept basis leads to another one, so decisions differ at ties
+(average JCT within 3% either way on the runs in docs/crius.md, "Speed"); ``lp="cold"`` builds
+a fresh model each round, the former path, byte for byte.  HiGHS prints nothing
 (``output_flag`` off, and the MIP's options above), so no output is redirected.
 """
 
@@ -79,11 +85,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from dlsched.cluster.topology import Cluster
+from dlsched.errors import InputError
 from dlsched.core.feasible import shape_runs
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
 from dlsched.policies.crius.common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
-from dlsched.policies.gavel.highs_lp import assignment_columns, pass_box_model, solve_box_lp_value
+from dlsched.policies.gavel.highs_lp import HotAssignmentLP, assignment_columns, pass_box_model, solve_box_lp_value
 from dlsched.policies.gavel.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -177,16 +184,21 @@ class Sia(ChargesReplanning, JobPolicy):
         PolicyOption("power", float, 1.0, "fairness power p on normalised goodput (p > 0)", positive=True),
         PolicyOption("resolve_s", float, 600.0, "re-solve an unchanged cluster at most this often (seconds)",
                      positive=True),
+        PolicyOption("lp", str, "hot", "'hot': one HiGHS model edited and re-solved from its last basis each "
+                     "round (same optimum, ties may go another way); 'cold': a fresh model each round"),
         *COST_OPTIONS,
     )
 
     def __init__(self, round_s: float = 60.0, window: int = 64, power: float = 1.0, resolve_s: float = 600.0,
-                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
+                 lp: str = "hot", costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
         self.period = round_s
         self.schedule_on_events = False  # Sia decides in rounds: arrivals wait for the next one
         self.window = window
         self.power = power
         self.resolve_s = resolve_s
+        if lp not in ("hot", "cold"):
+            raise InputError(f"lp: must be one of hot, cold, got {lp!r}", field="--option")
+        self.lp = lp
         self.set_costs(costs, plan_s)
         self.reset()
 
@@ -197,6 +209,7 @@ class Sia(ChargesReplanning, JobPolicy):
         # (candidates and the shapes the last solve left them in, time of that solve)
         self._expect: tuple[frozenset, float] | None = None
         self._settled = False  # the last round found every job at its best with none waiting
+        self._hot: HotAssignmentLP | None = None  # the kept HiGHS model (lp="hot")
         self.solves = 0
         self.mip_solves = 0  # solves whose relaxation was fractional and small enough for the MIP
         self._bound_sum = self._value_sum = self._worst_gap = 0.0  # LP bound vs what was chosen
@@ -242,6 +255,52 @@ class Sia(ChargesReplanning, JobPolicy):
                 factor[off + k] = 1.0 + KEEP_EDGE
         return np.concatenate([c.goodput for c in confs]) * factor
 
+    def _solve_hot(self, cluster: Cluster, cands: list[JobState], cur: list[Shape | None], confs: list[Configs],
+                   now: float) -> "Solved | None":
+        """The round's ILP on the kept HiGHS model (``lp="hot"``): the same columns and values as
+        ``_values`` builds, in the model's order; the same rounding and MIP step after the LP."""
+        capacity = np.asarray(cluster.type_gpus, dtype=float)
+        lp = self._hot
+        if lp is None:
+            lp = self._hot = HotAssignmentLP(capacity)
+        ids = [j.job_id for j in cands]
+        by_id = {i: (j, c) for i, j, c in zip(ids, cands, confs)}
+
+        def columns(k):
+            j, c = by_id[k]
+            return {"type": c.types, "count": c.counts, "goodput": c.goodput, "cost": self._costs_of(cluster, j, c)}
+
+        lp.sync(ids, columns)
+        n = len(lp.rows)
+        age = np.empty(n)
+        running = np.zeros(n, dtype=bool)
+        current = np.full(n, -1, dtype=np.int64)
+        row_of = lp.row_of
+        for j, s, c in zip(cands, cur, confs):
+            r = row_of[j.job_id]
+            age[r] = max(now - j.spec.submit_time, 0.0)
+            if s is not None:
+                running[r] = True
+                current[r] = c.index(s)
+        col_job = lp.col_job
+        ages = age[col_job]
+        costs = np.where(running[col_job], lp.data["cost"], 0.0)
+        total = ages + costs
+        factor = np.divide(ages, total, out=np.ones_like(total), where=total > 0)
+        starts = np.searchsorted(col_job, np.arange(n))  # each job's columns are contiguous, in row order
+        held = np.flatnonzero(current >= 0)
+        factor[starts[held] + current[held]] = 1.0 + KEEP_EDGE
+        value = lp.data["goodput"] * factor
+        lp_sol = lp.solve(value)
+        if lp_sol is None:
+            self._hot = None  # start the next round on a fresh model
+            return None
+        sol = solve(capacity, n, col_job, lp.data["type"], lp.data["count"], value, lp_sol=lp_sol)
+        if sol is None:
+            return None
+        index = {i: k for k, i in enumerate(ids)}
+        return Solved({index[lp.rows[r]]: shape for r, shape in sol.chosen.items()}, sol.value, sol.bound, sol.mip)
+
     def rounds_idle(self) -> bool:
         return self._settled
 
@@ -271,13 +330,16 @@ class Sia(ChargesReplanning, JobPolicy):
             # the present is the ILP's only optimum, and stays so until a job arrives or finishes
             self._settled = True
             return Decision()
-        value = self._values(cluster, cands, cur, confs, now)
-        if not value.size:
-            return Decision()
-        jobs_idx = np.repeat(np.arange(len(cands)), [len(c.shapes) for c in confs])
-        types = np.concatenate([c.types for c in confs])
-        counts = np.concatenate([c.counts for c in confs])
-        sol = solve(np.asarray(cluster.type_gpus, dtype=float), len(cands), jobs_idx, types, counts, value)
+        if self.lp == "hot" and highs_binding() is not None:
+            sol = self._solve_hot(cluster, cands, cur, confs, now)
+        else:
+            value = self._values(cluster, cands, cur, confs, now)
+            if not value.size:
+                return Decision()
+            jobs_idx = np.repeat(np.arange(len(cands)), [len(c.shapes) for c in confs])
+            types = np.concatenate([c.types for c in confs])
+            counts = np.concatenate([c.counts for c in confs])
+            sol = solve(np.asarray(cluster.type_gpus, dtype=float), len(cands), jobs_idx, types, counts, value)
         self.solves += 1
         if sol is None:  # HiGHS failed (not seen): keep everyone as they are
             self._expect = (state, now)
@@ -299,7 +361,8 @@ class Sia(ChargesReplanning, JobPolicy):
 
     def describe(self) -> dict:
         d = super().describe()
-        d.update({"round_s": self.period, "window": self.window, "power": self.power, **self.replan.describe(),
+        d.update({"round_s": self.period, "window": self.window, "power": self.power, "lp": self.lp,
+                  **self.replan.describe(),
                   "scheduling_profile": "data-parallel",
                   "solver": (f"LP relaxation's basic optimum rounded (HiGHS dual simplex); where fractional and "
                              f"at most {MIP_SMALL_COLS} columns (or {MIP_MAX_COLS} with a loss bound over "
@@ -323,7 +386,8 @@ class Solved:
 
 
 def solve(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np.ndarray, counts: np.ndarray,
-          value: np.ndarray, mip_cols: int = MIP_MAX_COLS, mip_nodes: int = MIP_MAX_NODES) -> Solved | None:
+          value: np.ndarray, mip_cols: int = MIP_MAX_COLS, mip_nodes: int = MIP_MAX_NODES,
+          lp_sol: tuple[np.ndarray, float] | None = None) -> Solved | None:
     """Sia's ILP (at most one configuration per job, each GPU type within ``capacity``, max total value).
     Column k is job ``jobs_idx[k]`` on ``counts[k]`` GPUs of type ``types[k]``.
 
@@ -332,8 +396,9 @@ def solve(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np.nda
     ``MIP_SMALL_COLS`` columns, or ``mip_cols`` where the rounded answer may have lost more than
     ``MIP_MIN_GAP``), HiGHS's branch and bound (``exact_mip``) starts from the rounded answer
     and runs at most ``mip_nodes`` nodes; the better of the two is kept (the rounded one on a tie),
-    and the bound is the lower of the LP's and the MIP's."""
-    lp = rounded_lp(capacity, n_jobs, jobs_idx, types, counts, value)
+    and the bound is the lower of the LP's and the MIP's.  ``lp_sol`` is the relaxation's basic
+    optimum (x, minimised objective) when the caller solved it (``HotAssignmentLP``)."""
+    lp = rounded_lp(capacity, n_jobs, jobs_idx, types, counts, value, lp_sol)
     if lp is None or lp.gap <= 1e-12 or mip_nodes <= 0 or highs_binding() is None:
         return lp
     if len(value) > mip_cols or (len(value) > min(MIP_SMALL_COLS, mip_cols) and lp.gap <= MIP_MIN_GAP):
@@ -405,19 +470,21 @@ def exact_mip(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np
 
 
 def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: np.ndarray, counts: np.ndarray,
-               value: np.ndarray) -> Solved | None:
+               value: np.ndarray, lp_sol: tuple[np.ndarray, float] | None = None) -> Solved | None:
     """Sia's ILP through its LP relaxation.
 
     A basic optimum (dual simplex) of the relaxation is integral but for at most one job per GPU
     type: a fractional job needs a tight capacity row to hold it there.  The integral part is kept,
     and each fractional job, best first, takes its highest-value configuration that still fits.
     The LP's value bounds the ILP's optimum, so ``Solved.gap`` bounds the loss."""
-    indptr, indices, data = assignment_columns(jobs_idx, n_jobs + types, counts)
-    ub = np.concatenate([np.ones(n_jobs), capacity])
-    # HiGHS's dual simplex, as ``linprog(method="highs-ds")`` runs it, straight through its binding
-    # (the same vertex; linprog's wrapper cost as much as the solve); presolve off: on these
-    # two-nonzeros-per-column problems it cost more than it saved
-    sol = solve_box_lp_value(value, indptr, indices, data, ub, presolve=False, simplex=True)
+    sol = lp_sol
+    if sol is None:
+        indptr, indices, data = assignment_columns(jobs_idx, n_jobs + types, counts)
+        ub = np.concatenate([np.ones(n_jobs), capacity])
+        # HiGHS's dual simplex, as ``linprog(method="highs-ds")`` runs it, straight through its binding
+        # (the same vertex; linprog's wrapper cost as much as the solve); presolve off: on these
+        # two-nonzeros-per-column problems it cost more than it saved
+        sol = solve_box_lp_value(value, indptr, indices, data, ub, presolve=False, simplex=True)
     if sol is None:
         return None
     x, fun = sol

@@ -317,4 +317,7 @@ def read_links(path: Path) -> list[dict] | None:
         rows = list(csv.DictReader(f))
     if rows and {"link", "utilization"} <= set(rows[0]):
         return rows
+    if rows and "time" not in rows[0] and {"link", "utilisation"} <= set(rows[0]):
+        # the flow model's per-link summary (``--links summary``): one mean utilisation per link
+        return [{**r, "utilization": r["utilisation"]} for r in rows]
     return None

@@ -86,13 +86,14 @@ def sim_config(engine: EngineSpec, seed: int, record_events: bool = True) -> Sim
                      slice_switch_max_s=engine.slice_switch_max)
 
 
-def build_contention(network: NetworkSpec, seed: int, cluster: Cluster):
-    """A fresh flow-contention model for one run, or None when jobs are priced alone."""
+def build_contention(network: NetworkSpec, seed: int, cluster: Cluster, links: str = "full"):
+    """A fresh flow-contention model for one run, or None when jobs are priced alone (``links``: the
+    flow model's link report, ``full`` or ``summary``; what links.csv holds, not what the run does)."""
     if not network.contended:
         return None
     from dlsched.comm.fabric import contention_for
 
-    flow = contention_for(cluster, seed=seed, charge_self_collisions=network.charge_self_collisions)
+    flow = contention_for(cluster, seed=seed, charge_self_collisions=network.charge_self_collisions, links=links)
     if network.comm is None:
         return flow
     from dlsched.comm import ScheduledContention, make_comm_policy
@@ -117,7 +118,8 @@ class Prepared:
     jobs: list
     info: dict  # where the jobs came from, what was skipped or grown: into summary.json's params
 
-    def simulator(self, policy_spec: PolicySpec | None = None, policy=None, record_events: bool = True) -> Simulator:
+    def simulator(self, policy_spec: PolicySpec | None = None, policy=None, record_events: bool = True,
+                  links: str = "full") -> Simulator:
         from dlsched.sim.engine import Simulator
 
         spec = self.spec
@@ -126,7 +128,7 @@ class Prepared:
             self.perf.for_policy((policy_spec or spec.policy).name)
         config = sim_config(spec.engine, spec.seed, record_events)
         return Simulator(self.cluster, policy, self.jobs, perf=self.perf, config=config,
-                         contention=build_contention(spec.network, spec.seed, self.cluster),
+                         contention=build_contention(spec.network, spec.seed, self.cluster, links),
                          placement=spec.cluster.placement)
 
 

@@ -13,26 +13,30 @@ shared/seeds/003; sections IV-B1 to IV-B3, Algorithms 1 and 2).
   12 h + 12 h for ``dally-manual`` (the paper's empirical defaults); 0 for
   ``dally-nowait``; unbounded for ``dally-consolidated`` (waits for the tightest
   level the job fits).  Every variant keeps the same preemption.
-- Network-sensitive preemption: at each round (every ``round_s``), a queued job
-  that cannot be placed may take GPUs from running jobs of higher (worse)
-  priority that have held their GPUs for a round, highest first, if that lets it
-  fit at a level its timers allow.  Preempted jobs keep their progress, go back
-  to the queue and pay the one cost rule (``common.replan_costs``) on their next
-  start: nothing to resume on a shape they have a plan for (the paper: "the
-  restore time is negligible"), a plan search for a new shape.
-- Re-offers (ours, not in the paper; off in every paper variant and on only in
-  ``dally-reoffer``): at each round a running job placed on a looser level
-  than it fits is offered, in the same priority order, the tightest free
-  placement (its own GPUs counted) and moves if that is a tighter level.
-  Tiresias has no such move, so the named ``dally`` row must not either.
+- Network-sensitive preemption, two halves, both at each round (every
+  ``round_s``, the lease of the Themis simulator ArtISt-sim extends):
+  (1) a queued job that cannot be placed may take GPUs from running jobs of
+  higher (worse) priority that have held their GPUs for a round, highest first,
+  if that lets it fit at a level its timers allow; (2) the round's offers also
+  go, in the same priority order, to running jobs placed on a looser level than
+  they fit (their lease comes up), each offered the tightest free placement
+  with its own GPUs counted; it moves if that is a tighter level, else keeps
+  its GPUs.  (2) is how the paper's preemption "prioritizes providing
+  better-consolidated placements to jobs suffering from sub-optimal placements"
+  (section VI-3) and how it lets Dally-noWait, which never waits, beat Tiresias
+  on 2 racks (VI-1); without it the most slowed job (lowest priority) is the one
+  job preemption never touches.  ``reoffer=false`` (``dally-noreoffer``, an
+  ablation of ours) keeps only (1), our earlier reading.  Preempted and moved
+  jobs keep their progress and pay the one cost rule (``common.replan_costs``):
+  nothing to resume on a shape they have a plan for (the paper: "the restore
+  time is negligible"), a plan search for a new shape.
 
 Simplifications (docs/dally.md): offers are computed centrally (the job's
 "local scheduler" is the accept rule above); the round length, the initial
 timer before the tuner has a sample, and the history limit (20 waits) are
-ours, the paper gives none.  The re-offer of running jobs is our reading of
-how "jobs suffering from sub-optimal placements" get "better-consolidated
-placements" (section V-B) in a simulator built on Themis's leases; the paper
-describes no such move, so it is a separate, labelled policy of ours.
+ours, the paper gives none.  A re-offered running job is not subject to its
+delay timers (it already runs; it only ever moves tighter) and does not
+preempt others to move.
 """
 
 from __future__ import annotations
@@ -125,13 +129,13 @@ class Dally(ChargesReplanning, JobPolicy):
         PolicyOption("reading", str, "inferred", "priority formula: inferred, inverted or attained "
                      "(the formula is inferred; see docs/dally.md)"),
         PolicyOption("preempt", bool, True, "network-sensitive preemption"),
-        PolicyOption("reoffer", bool, False, "at each preemption round, offer running jobs a tighter level "
-                     "(ours, not in the paper; docs/dally.md)"),
+        PolicyOption("reoffer", bool, True, "at each preemption round, offer running jobs on a looser level "
+                     "than they fit a tighter one (the paper's preemption, second half; docs/dally.md)"),
         *COST_OPTIONS,
     )
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
-                 preempt: bool = True, reoffer: bool = False, history_n: int | None = HISTORY_N,
+                 preempt: bool = True, reoffer: bool = True, history_n: int | None = HISTORY_N,
                  costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
         self.set_costs(costs, plan_s)  # what a start, resume or move costs: the one rule, as for every policy
         if round_s <= 0:
@@ -258,8 +262,8 @@ class Dally(ChargesReplanning, JobPolicy):
         # first): its length is found by bisection on the negated priorities
         neg_prio = [-prio[v.job_id] for v in victims]
         # running jobs on a looser level than they fit are offered a tighter one at each round, in the same
-        # priority order as the queue (ours: the lease-style re-offer through which the paper's lowest-priority,
-        # most slowed jobs get better-consolidated placements; a move pays the one cost rule)
+        # priority order as the queue: the lease-style re-offer through which the paper's lowest-priority,
+        # most slowed jobs get better-consolidated placements (a move pays the one cost rule)
         offers = entries
         if is_round and self.reoffer:
             misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
@@ -330,7 +334,10 @@ class Dally(ChargesReplanning, JobPolicy):
                 qs = job.queued_since
                 waited = now - qs
                 tm = st[0]
-                if st[1] is not None:
+                # counted only where a timer can decide an offer: one GPU is on one machine whatever
+                # the level a job accepts, so a 1-GPU job's timers decide nothing
+                counted = n > 1
+                if st[1] is not None and counted:
                     evals[0] += 1
                     falls[0] += st[1]
                 if waited < tm:
@@ -340,7 +347,7 @@ class Dally(ChargesReplanning, JobPolicy):
                         if st[2] is None:
                             st[2], st[3] = timers.ask("rack", n)
                         tr = st[2]
-                        if st[3] is not None:
+                        if st[3] is not None and counted:
                             evals[1] += 1
                             falls[1] += st[3]
                     else:
@@ -455,15 +462,16 @@ class DallyConsolidated(Dally):
     summary = "Dally waiting as long as needed for the tightest level a job fits (machine, else rack)"
 
 
-@register("dally-reoffer")
-class DallyReoffer(Dally):
-    """Ours, not the paper's: auto-tuned Dally that also moves running jobs to tighter free placements."""
+@register("dally-noreoffer")
+class DallyNoReoffer(Dally):
+    """Ablation (ours): auto-tuned Dally whose preemption only serves queued jobs and never offers a
+    running job a tighter placement (our earlier reading of the paper)."""
 
-    name = "dally-reoffer"
-    summary = "ours: Dally (auto-tuned timers) plus re-offers that move running jobs to a tighter level"
-    options = tuple(dataclasses.replace(o, default=True) if o.name == "reoffer" else o for o in Dally.options)
+    name = "dally-noreoffer"
+    summary = "ablation (ours): Dally whose preemption serves queued jobs only, never re-placing a running job"
+    options = tuple(dataclasses.replace(o, default=False) if o.name == "reoffer" else o for o in Dally.options)
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
-                 preempt: bool = True, reoffer: bool = True, history_n: int | None = HISTORY_N,
+                 preempt: bool = True, reoffer: bool = False, history_n: int | None = HISTORY_N,
                  costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
         super().__init__(round_s, history_s, reading, preempt, reoffer, history_n, costs, plan_s)

@@ -75,8 +75,42 @@ def _key(gain: int, tz: int, moves) -> tuple:
     return (-gain, len(moves), tz, tuple(sorted((m.rank, m.dst) for m in moves)))
 
 
+_KERNEL: object = False  # admit_kernel.compiled_search, None without numba; False: not looked up yet
+# numba costs about 0.5 CPU s to import and load: searches over fewer candidate moves than this
+# stay in Python (a small cluster's never reach it), and the first larger one loads the kernel
+KERNEL_MIN_MOVES = 64
+
+
+def _kernel():
+    global _KERNEL
+    if _KERNEL is False:
+        try:
+            from dlsched.policies.gavel.admit_kernel import compiled_search
+        except ImportError:
+            compiled_search = None
+        _KERNEL = compiled_search
+    return _KERNEL
+
+
 def search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_new: int, max_changes: int
            ) -> Admission | None:
+    """The best admission over these candidate moves (sorted best first); None if none fits.
+
+    The compiled enumeration (``admit_kernel``) where numba is installed, at most 3 moves are
+    allowed and there are at least ``KERNEL_MIN_MOVES`` candidates, else ``python_search``: the
+    same admission either way (the smallest key over the same sets of moves; tests compare them)."""
+    kernel = _kernel() if len(cands) >= KERNEL_MIN_MOVES or _KERNEL else None
+    if kernel is None or max_changes > 3:
+        return python_search(cands, slack, w_new, size_new, max_changes)
+    found = kernel(cands, slack, w_new, size_new, max_changes, quantize)
+    if found is None:
+        return None
+    tz, picked = found
+    return Admission(tz, {cands[i].job_id: cands[i].dst for i in picked})
+
+
+def python_search(cands: list[Move], slack: list[int], w_new: dict[int, float], size_new: int, max_changes: int
+                  ) -> Admission | None:
     """The best admission over these candidate moves (sorted best first); None if none fits."""
     n = len(cands)
     gains = [-m.neg_gain for m in cands]

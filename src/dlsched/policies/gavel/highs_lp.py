@@ -201,3 +201,96 @@ class WarmLP:
         self._cols = dict(zip(col_keys, basis.col_status))
         self._rows = dict(zip(row_keys, basis.row_status))
         return _solution(highs)
+
+
+class HotAssignmentLP:
+    """One HiGHS instance kept across a sequence of assignment LPs (``max c @ x``, each job's
+    columns summing to at most 1, ``capacity`` per type, ``0 <= x <= 1``), edited in place.
+
+    Jobs that left are deleted (their row and columns), new jobs appended, every column's
+    cost reset, and HiGHS re-solves from the basis and factorisation it kept (a hot start:
+    with a cold solve's setup costing more than the solve on these problems, this is where the
+    time goes).  The optimum's value is the cold solve's (the same LP, to HiGHS's tolerances),
+    but where the LP has several optimal vertices HiGHS ends at the one its last basis leads
+    to, so decisions differ from a cold solve's at ties.
+
+    Columns are kept in HiGHS's order: each job's columns stay contiguous and in the order
+    they were given (deletions keep order, additions append); ``col_job`` is each column's job
+    (its index in ``rows``) and ``data[name]`` the caller's per-column arrays, kept alike."""
+
+    def __init__(self, capacity: np.ndarray):
+        h, opts = _BINDING  # type: ignore[misc]
+        self._h = h
+        self.highs = h._Highs()
+        self.highs.passOptions(opts)
+        self.highs.setOptionValue("presolve", "off")
+        self.highs.setOptionValue("solver", "simplex")
+        cap = np.asarray(capacity, dtype=float)
+        self.n_types = len(cap)
+        self.highs.addRows(len(cap), np.full(len(cap), -h.kHighsInf), cap, 0, np.zeros(0, dtype=np.int32),
+                           np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.rows: list = []  # job keys, in row order (after the type rows)
+        self.row_of: dict = {}
+        self.col_job = np.zeros(0, dtype=np.int64)  # row index (among jobs) of each column's job
+        self.data: dict[str, np.ndarray] = {}  # the caller's per-column arrays ("type" and "count" among them)
+        self.hot_solves = 0
+
+    def sync(self, keys: list, columns) -> None:
+        """Bring the model to the jobs ``keys``; ``columns(key)`` gives a job not yet in it its
+        per-column arrays by name, "type" and "count" among them (a job's columns never change
+        while it stays)."""
+        h = self.highs
+        want = set(keys)
+        gone = [i for i, k in enumerate(self.rows) if k not in want]
+        if gone:
+            gone_set = np.zeros(len(self.rows), dtype=bool)
+            gone_set[gone] = True
+            dead = np.flatnonzero(gone_set[self.col_job]).astype(np.int32)
+            if dead.size:
+                h.deleteCols(len(dead), dead)
+            rows = np.asarray(gone, dtype=np.int32) + self.n_types
+            h.deleteRows(len(rows), rows)
+            keep = ~gone_set[self.col_job]
+            shift = np.cumsum(gone_set) - gone_set  # rows removed before each row
+            self.col_job = (self.col_job - shift[self.col_job])[keep]
+            self.data = {name: a[keep] for name, a in self.data.items()}
+            self.rows = [k for k, g in zip(self.rows, gone_set) if not g]
+            self.row_of = {k: i for i, k in enumerate(self.rows)}
+        new = [k for k in keys if k not in self.row_of]
+        if not new:
+            return
+        base = len(self.rows)
+        inf = self._h.kHighsInf
+        h.addRows(len(new), np.full(len(new), -inf), np.ones(len(new)), 0, np.zeros(0, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+        jobs, added = [], []
+        for i, k in enumerate(new):
+            d = columns(k)
+            jobs.append(np.full(len(d["type"]), base + i, dtype=np.int64))
+            added.append(d)
+            self.rows.append(k)
+            self.row_of[k] = base + i
+        jobs_a = np.concatenate(jobs)
+        for name in added[0]:
+            part = np.concatenate([d[name] for d in added])
+            self.data[name] = np.concatenate([self.data[name], part]) if name in self.data else part
+        types_a, counts_a = np.concatenate([d["type"] for d in added]), np.concatenate([d["count"] for d in added])
+        m = len(jobs_a)
+        indices = np.empty(2 * m, dtype=np.int32)
+        # rows: the type rows first, then the jobs; within a column, row indices ascending
+        indices[0::2], indices[1::2] = types_a, jobs_a + self.n_types
+        data = np.ones(2 * m)
+        data[0::2] = counts_a
+        h.addCols(m, np.zeros(m), np.zeros(m), np.ones(m), 2 * m, np.arange(0, 2 * m, 2, dtype=np.int32),
+                  indices, data)
+        self.col_job = np.concatenate([self.col_job, jobs_a])
+
+    def solve(self, c_max: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """Re-solve with these column values (``max``, in column order); (x, minimised objective)."""
+        h = self.highs
+        n = len(c_max)
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), -np.asarray(c_max, dtype=float))
+        if not _run(h):
+            return None
+        self.hot_solves += 1
+        return _solution(h), h.getInfo().objective_function_value

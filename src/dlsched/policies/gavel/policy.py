@@ -612,6 +612,7 @@ class GavelAdmission(Gavel):
     schedules differ a little from the MILP-era ones (1,743 of 1,985 jobs identical; average
     JCT 97.7 h, was 101.9 h).  ``fast = False`` runs the same search over every admitted
     job's moves rebuilt from scratch (the reference the kept classes are tested against).
+    Large searches run compiled (``gavel.admit_kernel``: the same admission, ties included).
     """
 
     name = "gavel-admit"
@@ -628,11 +629,13 @@ class GavelAdmission(Gavel):
         super().reset()
         self._new: list[str] = []
         self._departed = False
-        self._pending: dict[str, None] = {}  # in submission order
+        self._pending: dict[str, object] = {}  # waiting job -> its requested GPU type, in submission order
+        self._pending_reqs: dict[object, int] = {}  # requested type -> waiting jobs asking for it
         self._book: AdmissionBook | None = None  # admitted jobs' moves by class (fast path)
         self._book_cluster = None
         self._running = RunningShapes()
         self._virtual: set[str] = set()  # jobs the last call admitted or moved in the book
+        self._finished: list[str] = []  # jobs finished or dropped since the book last met the engine
 
     def describe(self) -> dict:
         d = super().describe()
@@ -652,7 +655,17 @@ class GavelAdmission(Gavel):
     def on_finish(self, job: JobState, now: float) -> None:
         super().on_finish(job, now)
         self._departed = True
-        self._pending.pop(job.job_id, None)
+        self._unpend(job.job_id)
+        self._finished.append(job.job_id)
+
+    def _unpend(self, jid: str) -> None:
+        if jid in self._pending:
+            req = self._pending.pop(jid)
+            left = self._pending_reqs[req] - 1
+            if left:
+                self._pending_reqs[req] = left
+            else:
+                del self._pending_reqs[req]
 
     def _book_for(self, view: ClusterView) -> AdmissionBook:
         """The admission book brought to the engine's running jobs (their types and counts)."""
@@ -662,6 +675,9 @@ class GavelAdmission(Gavel):
             self._book_cluster = cluster
             self._running = RunningShapes()
             self._virtual = set()
+        elif self._book_is_current(view):
+            return self._book
+        self._finished = []
         book, running = self._book, self._running
         changed, gone = running.update(cluster, view.running())
         for jid in gone | self._virtual:
@@ -675,6 +691,32 @@ class GavelAdmission(Gavel):
                 self._book_add(view, job, t)
         self._virtual = set()  # the book now holds the engine's state
         return book
+
+    def _book_is_current(self, view: ClusterView) -> bool:
+        """Brings the book to the engine's state from what this policy knows changed (jobs that
+        finished, and the jobs its last call started or moved, each checked on the engine), when
+        that is everything that changed: then the book holds as many jobs as the engine runs.
+        Only this policy's decisions, finishes and suspensions (faults) change a running job's
+        allocation, and a suspension leaves the counts unequal: False, and the caller compares
+        every running job's allocation (``RunningShapes``), as each call did before."""
+        book = self._book
+        for jid in self._finished:
+            book.remove(jid)
+        self._finished = []
+        cluster, jobs = view.cluster, view.jobs
+        for jid in self._virtual:
+            job = jobs.get(jid)
+            if job is None:
+                if book.type_of(jid) is not None:
+                    return False  # in the book but gone from the engine without a finish
+                continue
+            shape = shape_of(cluster, job) if job.status == JobStatus.RUNNING else None
+            if shape is None or shape[0] != book.type_of(jid) or shape[1] != job.spec.num_gpus:
+                return False
+        if len(book.jobs) != len(view.running()):
+            return False
+        self._virtual = set()
+        return True
 
     def _book_add(self, view: ClusterView, job: JobState, t: int) -> None:
         w = self._weights(view.cluster, job, view.perf)
@@ -740,18 +782,26 @@ class GavelAdmission(Gavel):
         if self._departed:
             self._departed = False
             blocked: set = set()
-            for jid in list(self._pending):
+            done: list[str] = []  # taken off the waiting list after the walk (no copy of it per departure)
+            for jid, req in self._pending.items():
+                if len(blocked) == len(self._pending_reqs) or free_total == 0:
+                    # every requested type is blocked, or no GPU is free (every job needs one):
+                    # the rest of the walk could only skip or refuse
+                    break
                 if jid not in jobs:
-                    self._pending.pop(jid, None)
+                    done.append(jid)
                     continue
-                req = jobs[jid].spec.gpu_type
                 if req in blocked:
                     continue
                 if admit(jid):
-                    self._pending.pop(jid, None)
+                    done.append(jid)
                 else:
                     blocked.add(req)
+            for jid in done:
+                self._unpend(jid)
         for jid in new_ids:
             if not admit(jid):
-                self._pending[jid] = None
+                req = jobs[jid].spec.gpu_type
+                self._pending[jid] = req
+                self._pending_reqs[req] = self._pending_reqs.get(req, 0) + 1
         return apply_targets(view, targets, jobs, [])
