@@ -10,7 +10,8 @@ from dlsched.experiments.grid import GridSpec, scale_arrivals
 
 def _row(jct, thr=100.0, finished=10, ddl=0.5):
     return {"avg_jct_h": jct, "avg_queue_h": jct / 2, "avg_thr": thr, "peak_thr": 2 * thr, "finished": finished,
-            "jobs": 10, "ddl_ratio": ddl, "_jct": {f"j{i}": jct for i in range(finished)}}
+            "jobs": 10, "ddl_ratio": ddl, "_jct": {f"j{i}": jct for i in range(finished)},
+            "h_padded_jct_h": jct, "h_finished": finished}
 
 
 @pytest.mark.parametrize("scenario,quick", [("testbed", True), ("testbed", False), ("sim", False)])
@@ -51,3 +52,64 @@ def test_jitter_is_seeded_and_seed_zero_is_the_trace():
     assert all(abs(x.submit_time - y.submit_time) <= 50.0 for x, y in
                zip(sorted(a, key=lambda j: j.job_id), sorted(jobs, key=lambda j: j.job_id)))
     assert scale_arrivals(jobs, 2.0)[-1].submit_time == 950.0
+
+
+class _Rec:
+    def __init__(self, submit, finish):
+        self.submit, self.finish = submit, finish
+
+
+def test_horizon_figures_are_the_run_cut_at_the_horizon():
+    import numpy as np
+
+    from dlsched.experiments.crius import horizon_metrics
+
+    recs = [_Rec(0.0, 3600.0), _Rec(0.0, 7200.0), _Rec(1800.0, 20000.0), _Rec(30000.0, None)]
+    t = np.array([0.0, 3600.0, 7200.0, 9000.0])
+    thr = np.array([200.0, 50.0, 300.0, 0.0])
+    m = horizon_metrics(recs, t, thr, 0.0, horizon_s=10000.0)
+    assert m["h_finished"] == 2 and m["h_arrived"] == 3
+    assert m["h_avg_jct_h"] == pytest.approx(1.5)
+    # rounds at or below 100 samples/s are left out of the average, as the authors' plotter does
+    assert m["h_avg_thr"] == pytest.approx((200 * 3600 + 300 * 1800) / 5400)
+    assert m["h_peak_thr"] == 300.0
+
+
+def test_authors_jct_pads_missing_completions_at_the_largest_finished_jct():
+    from dlsched.experiments.crius import padded_jct
+
+    rows = {"crius": {"_h_jct": [1.0, 2.0, 3.0, 4.0]}, "fcfs": {"_h_jct": [1.0, 10.0]},
+            "gavel": {"_h_jct": [1.0, 1.0, 1.0, 1.0, 1.0]}, "other": {"_h_jct": [50.0]}}
+    padded_jct(rows, skip=("other",))
+    assert rows["crius"]["h_padded_jct_h"] == pytest.approx(2.5)
+    assert rows["fcfs"]["h_padded_jct_h"] == pytest.approx((1 + 10 + 2 * 10) / 4)  # two short, at 10 h each
+    assert rows["gavel"]["h_padded_jct_h"] == pytest.approx(1.0)  # more finished than Crius: its own mean
+    assert "h_padded_jct_h" not in rows["other"]
+
+
+def test_collect_reads_only_the_points_run():
+    heads = cg.grid_headlines("sim", False)
+    pols = cg.policies("sim", False)
+
+    def point(seed, load, setting, fcfs_jct):
+        rows = {p: _row(2.0) for p in pols}
+        rows["crius"] = _row(1.0)
+        rows["fcfs"] = _row(fcfs_jct)
+        rows[cg.DP_JOBS_CRIUS] = _row(1.0)
+        return {"seed": seed, "load": load, "setting": setting,
+                "rows": {k: {m: v for m, v in r.items() if not m.startswith("_")} for k, r in rows.items()}}
+
+    res = cg.collect("sim", False, [point(0, 1.0, "derived", 4.0), point(1, 2.0, "derived", 0.5)])
+    by = {r.headline.name: r for r in res}
+    assert len(res) == len(heads)
+    fcfs = by["JCT lower than FCFS"]
+    assert sorted(v for v in fcfs.values.values()) == [-100.0, 75.0]
+    assert fcfs.verdict == "mixed" and len(fcfs.values) == 2
+    # a point run without Gandiva gives its rows no value there (not a tie that would count against them)
+    partial = point(2, 1.0, "derived", 4.0)
+    del partial["rows"]["gandiva"]
+    res = {r.headline.name: r for r in cg.collect("sim", False, [point(0, 1.0, "derived", 4.0), partial])}
+    assert len(res["JCT lower than Gandiva"].values) == 1 and res["JCT lower than Gandiva"].verdict == "reproduced"
+    assert len(res["JCT lower than FCFS"].values) == 2
+    with pytest.raises(ValueError, match="outside"):
+        cg.collect("sim", False, [point(7, 1.0, "derived", 1.0)])

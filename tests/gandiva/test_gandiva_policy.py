@@ -186,7 +186,8 @@ def test_packing_decision_survives_a_sliced_window_without_progress():
                                       policy_data={"measured": {"packed": packed_rate, "sliced": 0.0}})
         calls = []
         plan = SimpleNamespace(holders={0: ["a", "b"]}, shared={0}, gpus={"a": (0,), "b": (0,)}, packed={"a", "b"},
-                               jobs={"a": job(), "b": job()}, set_packed=lambda hold, on: calls.append(on))
+                               jobs={"a": job(), "b": job()}, set_packed=lambda hold, on: calls.append(on),
+                               derived_from_holders=lambda name, build: build(plan))
         return plan, calls
 
     plan, calls = plan_with(5.0)

@@ -4,6 +4,7 @@ at every running and queued job again at every call (what it did before)."""
 from __future__ import annotations
 
 from dlsched.experiments import gandiva as exp
+from dlsched.policies.gandiva.serving import ServingQueue
 from dlsched.policies.gandiva.timeslice import TimeSlice
 from dlsched.policies.registry import make_policy
 from dlsched.sim import SimConfig, Simulator
@@ -26,7 +27,7 @@ def test_kept_state_decides_as_a_fresh_look_at_every_call(monkeypatch):
 
     def forgetful(self, view, now):
         self._running = None  # as after a fault: every running job looked at again
-        self._queued = {}  # and the queue re-sorted from the view
+        self._queued = ServingQueue()  # and the queue re-sorted from the view
         return real(self, view, now)
 
     monkeypatch.setattr(TimeSlice, "schedule", forgetful)

@@ -207,7 +207,12 @@ def _group_gpus(plan: Plan, hold: list[str]) -> list[int]:
 
 
 def _shared_groups(plan: Plan) -> list[list[str]]:
-    """Sets of jobs that share exactly the same GPUs (sorted ids), each once, in GPU order."""
+    """Sets of jobs that share exactly the same GPUs (sorted ids), each once, in GPU order
+    (read-only: one list while the holders do not change)."""
+    return plan.derived_from_holders("shared_groups", _build_shared_groups)
+
+
+def _build_shared_groups(plan: Plan) -> list[list[str]]:
     seen, out = set(), []
     holders = plan.holders
     for g in sorted(plan.shared):
@@ -228,7 +233,11 @@ def deslice(plan: Plan) -> int:
     """Move time-sliced jobs to free GPUs (lowers the cluster's height); lowest priority moves first,
     so the higher-priority job keeps the GPUs it had.  Returns the number of moves."""
     moves = 0
+    jobs, no_room = plan.jobs, plan.no_room
     for hold in sorted(_shared_groups(plan)):
+        epoch = plan.free_epoch
+        if all(no_room.get(("one node", jobs[h].spec.num_gpus, job_type(plan, jobs[h]))) == epoch for h in hold):
+            continue  # whichever holder moves first, _free_one_node already found no room for it
         hold = sorted(hold, key=lambda h: (plan.jobs[h].spec.priority, -plan.jobs[h].spec.submit_time, h))
         for h in hold[:-1]:
             job = plan.jobs[h]
@@ -325,19 +334,20 @@ def _as_tight_as_can_be(plan: Plan, job: JobState, own: tuple[int, ...]) -> bool
     return locality(plan, own) <= tightest(plan, job_type(plan, job), len(own))
 
 
-def defragment(plan: Plan, waiting: list[JobState], ready, threshold: int) -> int:
+def defragment(plan: Plan, waiting_sizes, ready, threshold: int) -> int:
     """While a waiting job cannot find ``n`` free GPUs on one server although the cluster has
     them: take the non-idle server with the most free GPUs (at least ``threshold``) and move its
     single-server exclusive jobs to servers with fewer free GPUs, where they keep the same tier
-    (the loss is negligible).  Repeats until no move helps."""
+    (the loss is negligible).  Repeats until no move helps.  ``waiting_sizes``: the GPU counts
+    the waiting jobs ask for (each at least once)."""
     c = plan.c
-    need = [j for j in waiting if j.spec.num_gpus <= int(c.node_gpus.max())]
+    need = [k for k in waiting_sizes if k <= int(c.node_gpus.max())]
     if not need:
         return 0
     moves = 0
     tried: set[int] = set()
+    n = min(need)
     while True:
-        n = min(j.spec.num_gpus for j in need)
         if any(plan.scratch.free_on_node(i) >= n for i in range(c.num_nodes)):
             return moves
         cands = [(plan.scratch.free_on_node(i), -i) for i in range(c.num_nodes)

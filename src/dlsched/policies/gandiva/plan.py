@@ -90,6 +90,10 @@ class Plan:
         self._by_affinity: dict[int, set[int]] = {}  # demand -> nodes whose affinity it is
         self._share: dict[str, int] = {}  # cache of sharing(); dropped for every holder of a changed GPU
         self.version = 0
+        # bumped whenever a GPU's holders change (``version`` also moves without that): what is
+        # derived from the holders alone is kept while it stands still (``derived_from_holders``)
+        self.hold_epoch = 0
+        self._from_holders: dict = {}
         self.failed: dict[tuple, int] = {}  # placement question -> version at which it found nothing
         self.shared: set[int] = set()  # GPUs with more than one holder
         self.elastic: set[str] = set()  # planned jobs that may grow (JobSpec.elastic)
@@ -183,6 +187,11 @@ class Plan:
 
     def node_jobs(self, node: int) -> set[str]:
         return set(self._on_node.get(node, ()))
+
+    def node_jobs_view(self, node: int):
+        """``node_jobs`` without the copy, in no fixed order: only for a reader that changes nothing
+        and whose answer does not depend on the order."""
+        return self._on_node.get(node, {}).keys()
 
     def affinity(self, node: int) -> int:
         demands = self._demands.get(node)
@@ -327,6 +336,7 @@ class Plan:
     def _unhold(self, jid: str, gpus: tuple[int, ...]) -> list[str]:
         """Take ``jid`` off its GPUs in every index; returns the co-holders it leaves behind."""
         before, shared, holders = self.before_change, self.shared, self.holders
+        self.hold_epoch += 1
         left: list[str] = []
         for g in gpus:
             hold = holders[g]
@@ -390,6 +400,7 @@ class Plan:
         gpus = tuple(sorted(int(g) for g in gpus))
         self.gpus[jid] = gpus
         self.repacked.add(jid)
+        self.hold_epoch += 1
         before, shared, holders = self.before_change, self.shared, self.holders
         for g in gpus:
             self.touched.add(g)
@@ -453,6 +464,14 @@ class Plan:
         for g in self.touched:
             out.update(self.holders.get(g, ()))
         return out
+
+    def derived_from_holders(self, name: str, build):
+        """``build(self)``, remembered until a GPU's holders change (a function of the holders, the
+        planned GPUs and ``shared`` only)."""
+        got = self._from_holders.get(name)
+        if got is None or got[0] != self.hold_epoch:
+            got = self._from_holders[name] = (self.hold_epoch, build(self))
+        return got[1]
 
     def shared_nodes(self) -> set[int]:
         gpu_node = self._gpu_node

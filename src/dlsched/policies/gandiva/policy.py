@@ -39,6 +39,7 @@ from dlsched.policies.gandiva.introspect import (deslice, defragment, grow_all, 
 from dlsched.policies.gandiva.plan import Plan
 from dlsched.policies.gandiva.reactive import place_new
 from dlsched.policies.gandiva.served import ServedClock
+from dlsched.policies.gandiva.serving import ServingQueue
 from dlsched.policies.gandiva.windows import Windows
 from dlsched.policies.common.mechanism_costs import MeasuredMechanisms, rule_or_mechanism
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
@@ -109,6 +110,34 @@ class Gandiva(ChargesReplanning, JobPolicy):
         self._new: set[str] = set()  # placed by the last call, not yet counted by the round-robin
         self._rotating: set[str] = set()  # moved by the last call's rotation
         self._windows = Windows(self.quantum_s)
+        # the engine's queue in serving order (highest priority, then arrival), kept across calls
+        self._queue = ServingQueue()
+
+    @staticmethod
+    def _serving_key(job: JobState) -> tuple:
+        return -job.spec.priority, job.spec.submit_time, job.job_id
+
+    @staticmethod
+    def _class(job: JobState) -> tuple:
+        """What Algorithm 1's answer for a job depends on besides the plan (``place_new``'s question)."""
+        return job.spec.num_gpus, job.spec.gpu_type, job.spec.priority
+
+    def _enqueue(self, job: JobState) -> None:
+        self._queue.add(job.job_id, job, self._serving_key(job), self._class(job))
+
+    def on_submit(self, job: JobState, now: float) -> None:
+        super().on_submit(job, now)
+        self._enqueue(job)
+
+    def _queue_of(self, view: ClusterView) -> ServingQueue:
+        """The kept queue, rebuilt from the view where the engine queued a job this policy did not
+        see arrive (a fault suspended it, a live launch failed)."""
+        queued = view.queued()
+        if len(self._queue) != len(queued):
+            self._queue = ServingQueue()
+            for job in queued:
+                self._enqueue(job)
+        return self._queue
 
     def on_finish(self, job: JobState, now: float) -> None:
         super().on_finish(job, now)
@@ -119,6 +148,7 @@ class Gandiva(ChargesReplanning, JobPolicy):
             self._alone += left
             self._windows.mark(left)
         self._served.forget(jid)
+        self._queue.remove(jid)  # a queued job dropped
         self._new.discard(jid)
         self._rotating.discard(jid)
 
@@ -172,15 +202,15 @@ class Gandiva(ChargesReplanning, JobPolicy):
         is_round = now >= self._next_round - 1e-9
         if is_round:
             self._windows.round(view, plan, now)
-        queue = sorted(view.queued(), key=lambda j: (-j.spec.priority, j.spec.submit_time, j.job_id))
-        if queue:
+        queue = self._queue_of(view)
+        if len(queue):
             self._idle_since = None  # an arrival ends the idle period that growth waits for
         waiting = self._place_all(plan, queue)
         if self.grow_shrink and waiting and shrink_all(plan):  # shrink at once, if the GPUs are needed
-            waiting = self._place_all(plan, waiting)
+            waiting = self._place_all(plan, queue)
         if is_round:
             self._introspect(view, plan, waiting, now)
-            waiting = self._place_all(plan, waiting)
+            waiting = self._place_all(plan, queue)
             self._next_round = now + self.quantum_s
         d = plan.decision()
         for jid, alloc in d.allocate.items():
@@ -218,15 +248,25 @@ class Gandiva(ChargesReplanning, JobPolicy):
             plan.scratch.free_on_node(plan.node_of(plan.gpus[j][0])) or "grown_from" in plan.jobs[j].policy_data
             for j in plan.elastic)
 
-    def _place_all(self, plan: Plan, queue: list[JobState]) -> list[JobState]:
-        waiting = []
-        for job in queue:
+    def _place_all(self, plan: Plan, queue: ServingQueue) -> int:
+        """Algorithm 1 for every queued job in serving order; the placed ones leave the queue.
+        Returns how many still wait.  (A job whose question already found nothing since the plan
+        last changed is not asked again: ``ServingQueue.offer``, as ``place_new`` would answer.)"""
+        placed = []
+
+        def attempt(job: JobState) -> bool:
             step = place_new(plan, job)
             if step is None:
-                waiting.append(job)
-            elif step == "slice":
+                return False
+            if step == "slice":
                 self.counts["slice"] += 1
-        return waiting
+            placed.append(job.job_id)
+            return True
+
+        queue.offer(attempt)
+        for jid in placed:
+            queue.remove(jid)
+        return len(queue)
 
     def _account(self, plan: Plan, now: float) -> None:
         """Each running job's share of a GPU since the last call: what round-robin evens out
@@ -253,14 +293,14 @@ class Gandiva(ChargesReplanning, JobPolicy):
             return self._served.value(self._plan, jid)
         return self._plan.jobs[jid].policy_data.get("served", 0.0)  # placed in this call
 
-    def _introspect(self, view: ClusterView, plan: Plan, waiting: list[JobState], now: float) -> None:
+    def _introspect(self, view: ClusterView, plan: Plan, waiting: int, now: float) -> None:
         def ready(jid: str) -> bool:
             return plan.jobs[jid].ready_at <= now
 
         if self.migration:
             deslice(plan)
             improve_locality(plan, ready)
-            defragment(plan, waiting, ready, self.defrag_threshold)
+            defragment(plan, {cls[0] for cls in self._queue.classes()}, ready, self.defrag_threshold)
         self._rotating.update(rotate(plan, self._served_now))
         if self.packing:
             pack_groups(view, plan, self._rejected, self.pack_margin)

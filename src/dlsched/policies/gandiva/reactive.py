@@ -28,7 +28,14 @@ from dlsched.policies.gandiva.plan import Plan, best_in_node
 
 
 def job_type(plan: Plan, job: JobState) -> int | None:
-    return plan.c.type_id(job.spec.gpu_type) if job.spec.gpu_type else None
+    name = job.spec.gpu_type
+    if not name:
+        return None
+    ids = plan.c.derived("gandiva.type_ids", dict)  # asked for every queued job at every call
+    got = ids.get(name)
+    if got is None:
+        got = ids[name] = plan.c.type_id(name)
+    return got
 
 
 def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None:
@@ -36,12 +43,12 @@ def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None
     "any-free", "slice") or None when it must wait."""
     c = plan.c
     n = job.spec.num_gpus
-    t = job_type(plan, job)
     # the answer depends on these and the plan only: a long queue of alike jobs is searched once
     # until something moves (the same answer, far fewer searches)
-    question = (n, t, job.spec.priority, allow_slice)
+    question = (n, job.spec.gpu_type, job.spec.priority, allow_slice)
     if plan.failed.get(question) == plan.version:
         return None
+    t = job_type(plan, job)
     fits_one = plan.nodes_fitting(t, n)
     if fits_one:
         free_on_node = plan.scratch.free_on_node
@@ -69,22 +76,26 @@ def place_new(plan: Plan, job: JobState, allow_slice: bool = True) -> str | None
 def slice_target(plan: Plan, job: JobState, nodes: list[int]) -> tuple[int, ...] | None:
     """The GPUs of a same-affinity node to time-slice ``job`` onto (see the module docstring)."""
     n = job.spec.num_gpus
+    prio = job.spec.priority
     best = None
-    # order does not matter: keys differ by their GPUs, and the jobs of one group give one key
+    all_gpus, all_holders, jobs = plan.gpus, plan.holders, plan.jobs
+    # order does not matter: keys differ by their GPUs, and the jobs of one group give one key;
+    # a group is checked only if its key would beat the best so far (the same minimum)
     for node in plan.affine_nodes(n, nodes):
         height = plan.height(node)
         seen = set()
-        for jid in plan.node_jobs(node):
-            gpus = plan.gpus[jid]
+        for jid in plan.node_jobs_view(node):
+            gpus = all_gpus[jid]
             if len(gpus) != n or gpus in seen:
                 continue
             seen.add(gpus)
-            if n > 1 and any(set(plan.holders[g]) != set(plan.holders[gpus[0]]) for g in gpus):
-                continue  # only whole groups that the same jobs hold (a grown job's GPUs are not one)
-            holders = plan.holders[gpus[0]]
-            if max(plan.jobs[h].spec.priority for h in holders) > job.spec.priority:
-                continue
+            holders = all_holders[gpus[0]]
             key = (len(holders), height, gpus)
-            if best is None or key < best[0]:
-                best = (key, gpus)
+            if best is not None and not key < best[0]:
+                continue
+            if n > 1 and any(set(all_holders[g]) != set(holders) for g in gpus):
+                continue  # only whole groups that the same jobs hold (a grown job's GPUs are not one)
+            if max(jobs[h].spec.priority for h in holders) > prio:
+                continue
+            best = (key, gpus)
     return None if best is None else best[1]

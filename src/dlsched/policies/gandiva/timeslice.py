@@ -25,14 +25,16 @@ It asks to be called at the next round while jobs wait.
 Which running jobs are spread over nodes is kept from call to call (the
 policy placed, moved and preempted them itself; finishes arrive through
 ``on_finish``), so a call costs what the queue and the spread jobs cost, not a
-pass over every running job.  Where the engine's count of running jobs
+pass over every running job.  The queue is offered class by class (GPU type and
+count, ``serving.ServingQueue``): once a job of a class finds no GPUs, the later
+jobs of that class are not offered until something is placed, since they would
+find none either; a round costs its placements, not a walk over the backlog.  Where the engine's count of running jobs
 differs from the policy's (a fault suspended a job), it looks at every
 running job again, as it once did at every call.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
 from operator import attrgetter
 
 from dlsched.cluster.freemap import nodes_of_type
@@ -41,6 +43,7 @@ from dlsched.cluster.topology import Tier
 from dlsched.policies.base import Allocation, ClusterView, Decision, JobPolicy, JobState
 from dlsched.policies.common.mechanism_costs import MeasuredMechanisms, rule_or_mechanism
 from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, ChargesReplanning
+from dlsched.policies.gandiva.serving import ServingQueue
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
 
@@ -163,8 +166,7 @@ class TimeSlice(ChargesReplanning, JobPolicy):
         self._spread: dict[str, JobState] = {}  # those of them spread over nodes
         # the queue in serving order: (served, submitted, job id), sorted; a queued job's key does not
         # change (served moves only when a job leaves the GPUs), so the order is kept, not re-sorted
-        self._order: list[tuple] = []
-        self._queued: dict[str, JobState] = {}
+        self._queued = ServingQueue()
 
     def on_submit(self, job: JobState, now: float) -> None:
         job.policy_data.setdefault("served", job.spec.submit_time)
@@ -174,21 +176,23 @@ class TimeSlice(ChargesReplanning, JobPolicy):
     def _key(job: JobState) -> tuple:
         return job.policy_data.get("served", job.spec.submit_time), job.spec.submit_time, job.spec.job_id
 
+    @staticmethod
+    def _class(job: JobState) -> tuple:
+        """What a placement attempt for the job depends on besides the free GPUs."""
+        return job.spec.gpu_type, job.spec.num_gpus
+
     def _enqueue(self, job: JobState) -> None:
-        if job.spec.job_id not in self._queued:
-            self._queued[job.spec.job_id] = job
-            insort(self._order, self._key(job))
+        self._queued.add(job.spec.job_id, job, self._key(job), self._class(job))
 
     def _dequeue(self, job: JobState) -> None:
-        if self._queued.pop(job.spec.job_id, None) is not None:
-            order = self._order
-            del order[bisect_left(order, self._key(job))]
+        self._queued.remove(job.spec.job_id)
 
     def _queue_from(self, view: ClusterView) -> None:
         """The queue in serving order, from the view (the first call, or after the engine queued a job
         this policy did not send back)."""
-        self._queued = {j.spec.job_id: j for j in view.queued()}
-        self._order = sorted(self._key(j) for j in self._queued.values())
+        self._queued = ServingQueue()
+        for j in view.queued():
+            self._enqueue(j)
 
     def overhead(self, cluster, job: JobState, old: Allocation | None, new: Allocation,
                  kind: str) -> float | None:
@@ -227,21 +231,18 @@ class TimeSlice(ChargesReplanning, JobPolicy):
             if queued:
                 d.wakeup = next_round
             return d
-        order, by_id = self._order, self._queued
         scratch = view.free.copy()
         preempted: list[JobState] = []
-        waiting = 0
-        for i in range(len(order)):  # in serving order; started jobs leave the order after the walk
-            if not is_round and scratch.total_free == 0:
-                waiting += len(order) - i  # nothing later fits either
-                break
-            job = by_id[order[i][2]]
+
+        def attempt(job: JobState) -> bool:
+            # whether it places depends on the job's class (type, GPUs) and on what earlier
+            # attempts took: ServingQueue.offer skips the offers that would fail
+            nonlocal scratch, expired, freeable, running
             t = self._type(view, job)
             n = job.spec.num_gpus
             gpus = pick_gpus(scratch, n, t) if scratch.free_of_type(t) >= n else None
             if gpus is None and not is_round:
-                waiting += 1
-                continue
+                return False
             if gpus is None:
                 if expired is None:
                     running = view.running()
@@ -251,15 +252,19 @@ class TimeSlice(ChargesReplanning, JobPolicy):
                     expired = _Expired(expired, c)
                 gpus, scratch2, taken = self._by_preempting(view, job, t, n, scratch, expired, freeable)
                 if gpus is None:
-                    waiting += 1
-                    continue
+                    return False
                 scratch = scratch2
-                preempted += taken
+                preempted.extend(taken)
                 expired.take(taken)
                 for k, v in _gpus_by_type(c, taken).items():
                     freeable[k] -= v
             scratch.allocate(gpus)
             d.allocate[job.job_id] = Allocation.of(gpus)
+            return True
+
+        freeable = None
+        # in serving order; started jobs leave the queue after the walk
+        waiting = len(self._queued) - self._queued.offer(attempt)
         for jid, alloc in d.allocate.items():
             job = view.jobs[jid]
             self._dequeue(job)
