@@ -10,7 +10,7 @@ time a job starts, stops, moves or is re-planned (see ``scheduled.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -114,18 +114,28 @@ _DEMAND: dict = {"links": None, "capacity": None, "jobs": {}}
 def link_demand(view: CommView, job_id: str) -> dict[int, float]:
     """Seconds each network link needs to carry the job's bytes of one iteration alone (bytes / capacity).
     The dict is shared (cached per ``CommJob``): read it, do not change it."""
-    if _DEMAND["links"] is not view.network_links or _DEMAND["capacity"] is not view.capacity:
-        _DEMAND.update(links=view.network_links, capacity=view.capacity, jobs={})
+    return cached_demand(_DEMAND, view, job_id, _route_links)
+
+
+def _route_links(view: CommView, route) -> Iterable[int]:
+    return (l for l in route if l in view.network_links)
+
+
+def cached_demand(store: dict, view: CommView, job_id: str, links_of) -> dict[int, float]:
+    """Seconds each link ``links_of(view, route)`` names needs for the job's bytes of one iteration, summed
+    over its flows on their chosen routes; kept in ``store`` per ``CommJob`` while the views share one link
+    set and capacity tuple, and forgotten for jobs no longer in the views."""
+    if store["links"] is not view.network_links or store["capacity"] is not view.capacity:
+        store.update(links=view.network_links, capacity=view.capacity, jobs={})
     job = view.jobs[job_id]
-    cache = _DEMAND["jobs"]
+    cache = store["jobs"]
     got = cache.get(id(job))
     if got is not None and got[0] is job:
         return got[1]
     out: dict[int, float] = {}
     for f in job.flows:
-        for l in f.candidates[f.chosen]:
-            if l in view.network_links:
-                out[l] = out.get(l, 0.0) + f.nbytes / view.capacity[l]
+        for l in links_of(view, f.candidates[f.chosen]):
+            out[l] = out.get(l, 0.0) + f.nbytes / view.capacity[l]
     if len(cache) > 4 * len(view.jobs) + 256:  # jobs gone from the views: forget them
         keep = {id(j) for j in view.jobs.values()}
         for k in [k for k in cache if k not in keep]:

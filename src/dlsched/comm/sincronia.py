@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Iterable
 
-from dlsched.comm.base import Assignment, CommView, bucket_levels, link_demand, usable_levels
+from dlsched.comm.base import Assignment, CommView, bucket_levels, cached_demand, link_demand, usable_levels
 
 
 _PORTS: dict = {"links": None, "capacity": None, "jobs": {}}
@@ -31,24 +32,12 @@ _PORTS: dict = {"links": None, "capacity": None, "jobs": {}}
 def port_demand(view: CommView, job_id: str) -> dict[int, float]:
     """Seconds each host port (a flow's first and last network link: its NIC's egress and the receiving
     NIC's ingress) needs for the job's bytes of one iteration.  Cached per ``CommJob``, as ``link_demand``."""
-    if _PORTS["links"] is not view.network_links or _PORTS["capacity"] is not view.capacity:
-        _PORTS.update(links=view.network_links, capacity=view.capacity, jobs={})
-    job = view.jobs[job_id]
-    cache = _PORTS["jobs"]
-    got = cache.get(id(job))
-    if got is not None and got[0] is job:
-        return got[1]
-    out: dict[int, float] = {}
-    for f in job.flows:
-        net = [l for l in f.candidates[f.chosen] if l in view.network_links]
-        for l in dict.fromkeys((net[0], net[-1])) if net else ():
-            out[l] = out.get(l, 0.0) + f.nbytes / view.capacity[l]
-    if len(cache) > 4 * len(view.jobs) + 256:  # jobs gone from the views: forget them
-        keep = {id(j) for j in view.jobs.values()}
-        for k in [k for k in cache if k not in keep]:
-            del cache[k]
-    cache[id(job)] = (job, out)
-    return out
+    return cached_demand(_PORTS, view, job_id, _route_ports)
+
+
+def _route_ports(view: CommView, route) -> Iterable[int]:
+    net = [l for l in route if l in view.network_links]
+    return dict.fromkeys((net[0], net[-1])) if net else ()
 
 
 def bssi_order(view: CommView, weights: dict[str, float] | None = None, bottlenecks: str = "ports") -> list[str]:
