@@ -46,6 +46,45 @@ def _add(first, width, on_net, base, H, r, picks, rate, cap, load, least):
 
 
 @_compiled
+def _fixed_picks(offsets, r0, R, width, base, H, index, picks):
+    """Decode a kept choice ``index`` into its route (returned) and its per-hop ``picks``."""
+    r = 0
+    for q in range(1, R):
+        if offsets[r0 + q] <= index:
+            r = q
+    rest = index - offsets[r0 + r]
+    for h in range(H - 1, -1, -1):
+        w = width[base + r * H + h]
+        picks[h] = rest % w
+        rest = rest // w
+    return r
+
+
+@_compiled
+def _least_picks(first, width, col, cb, base, H, r, least, picks):
+    """Fill ``picks`` with route ``r``'s least-loaded choice per free hop (0 where the hop is fixed) and
+    return that choice's offset among the route's combinations."""
+    c = 0
+    for h in range(H):
+        j = base + r * H + h
+        picks[h] = least[first[j]] if col[cb + h] else 0
+        c = c * width[j] + picks[h]
+    return c
+
+
+@_compiled
+def _take(first, width, on_net, base, H, r, picks, rate, cap, load, least, out_links, i):
+    """Record flow ``i``'s network links on route ``r`` with ``picks`` and add its rate to their load."""
+    k = 0
+    for h in range(H):
+        j = base + r * H + h
+        if on_net[j]:
+            out_links[i, k] = first[j] + picks[h]
+            k += 1
+    _add(first, width, on_net, base, H, r, picks, rate, cap, load, least)
+
+
+@_compiled
 def greedy(flow_set, flow_rate, flow_fixed, rh_ptr, r_ptr, h_ptr, routes, hops, first, width, on_net,
            col, offsets, cap, load, least, out_pick, out_links):
     """Every flow in order: ``flow_fixed[i] >= 0`` replays that candidate, else the least congested
@@ -69,15 +108,7 @@ def greedy(flow_set, flow_rate, flow_fixed, rh_ptr, r_ptr, h_ptr, routes, hops, 
         rate = flow_rate[i]
         if flow_fixed[i] >= 0:
             index = flow_fixed[i]
-            r = 0
-            for q in range(1, R):
-                if offsets[r_ptr[p] + q] <= index:
-                    r = q
-            rest = index - offsets[r_ptr[p] + r]
-            for h in range(H - 1, -1, -1):
-                w = width[base + r * H + h]
-                picks[h] = rest % w
-                rest = rest // w
+            r = _fixed_picks(offsets, r_ptr[p], R, width, base, H, index, picks)
         else:
             C = 0
             for h in range(H):
@@ -123,20 +154,9 @@ def greedy(flow_set, flow_rate, flow_fixed, rh_ptr, r_ptr, h_ptr, routes, hops, 
                     if r < 0 or t < best_total:
                         r = q
                         best_total = t
-            c = 0
-            for h in range(H):
-                j = base + r * H + h
-                picks[h] = least[first[j]] if col[cb + h] else 0
-                c = c * width[j] + picks[h]
-            index = offsets[r_ptr[p] + r] + c
+            index = offsets[r_ptr[p] + r] + _least_picks(first, width, col, cb, base, H, r, least, picks)
         out_pick[i] = index
-        k = 0
-        for h in range(H):
-            j = base + r * H + h
-            if on_net[j]:
-                out_links[i, k] = first[j] + picks[h]
-                k += 1
-        _add(first, width, on_net, base, H, r, picks, rate, cap, load, least)
+        _take(first, width, on_net, base, H, r, picks, rate, cap, load, least, out_links, i)
 
 
 @_compiled
@@ -228,28 +248,9 @@ def greedy_per_job(job_ptr, flow_set, flow_rate, flow_fixed, rh_ptr, r_ptr, h_pt
             cb = h_ptr[p]
             if replay:
                 index = flow_fixed[i]
-                q = 0
-                for s in range(1, Rp):
-                    if offsets[r_ptr[p] + s] <= index:
-                        q = s
-                rest = index - offsets[r_ptr[p] + q]
-                for h in range(H - 1, -1, -1):
-                    w = width[base + q * H + h]
-                    picks[h] = rest % w
-                    rest = rest // w
+                q = _fixed_picks(offsets, r_ptr[p], Rp, width, base, H, index, picks)
             else:
                 q = r % Rp
-                c = 0
-                for h in range(H):
-                    j = base + q * H + h
-                    picks[h] = least[first[j]] if col[cb + h] else 0
-                    c = c * width[j] + picks[h]
-                index = offsets[r_ptr[p] + q] + c
+                index = offsets[r_ptr[p] + q] + _least_picks(first, width, col, cb, base, H, q, least, picks)
             out_pick[i] = index
-            n = 0
-            for h in range(H):
-                j = base + q * H + h
-                if on_net[j]:
-                    out_links[i, n] = first[j] + picks[h]
-                    n += 1
-            _add(first, width, on_net, base, H, q, picks, flow_rate[i], cap, load, least)
+            _take(first, width, on_net, base, H, q, picks, flow_rate[i], cap, load, least, out_links, i)
