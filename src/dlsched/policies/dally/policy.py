@@ -258,9 +258,27 @@ class Dally(ChargesReplanning, JobPolicy):
         # running jobs that have held their GPUs for a round, highest (worst) priority first, as
         # (-priority, -submit time, id, job): ids are unique, so the jobs are never compared
         held: list[JobState] = []
+        misplaced_any = False
         if is_round:
             least = self.round_s - 1e-9
-            held = [j for j in view.running() if now - j.policy_data.get("dally_started", -math.inf) >= least]
+            if self.reoffer:
+                # one pass over the running jobs: which have held their GPUs for a round, and whether
+                # any is misplaced (``_misplaced``'s remembered answer read inline: asked of every
+                # running job at every round)
+                moving: list[JobState] = []
+                misplaced_of = self._misplaced
+                for j in view.running():
+                    pd = j.policy_data
+                    got = pd.get("dally_misplaced")
+                    m = got[1] if got is not None and got[0] is j.allocation else misplaced_of(view, j)
+                    if now - pd.get("dally_started", -math.inf) >= least:
+                        held.append(j)
+                        if m:
+                            moving.append(j)
+                    if m:
+                        misplaced_any = True
+            else:
+                held = [j for j in view.running() if now - j.policy_data.get("dally_started", -math.inf) >= least]
 
         # held jobs as (-priority, -submit time, id, job), highest priority first (ids are unique,
         # so jobs are never compared), ranked when first needed
@@ -278,14 +296,12 @@ class Dally(ChargesReplanning, JobPolicy):
         # most slowed jobs get better-consolidated placements (a move pays the one cost rule)
         offers = entries
         if is_round and self.reoffer:
-            misplaced = {j.job_id for j in view.running() if self._misplaced(view, j)}
             # only the misplaced held jobs' priorities order the offers (the keys are unique, so the
             # sort below does not depend on the order they are added in)
-            moving = [j for j in held if j.spec.job_id in misplaced]
             offers = entries + [((p, j.spec.submit_time, j.spec.job_id), j, None)
                                 for p, j in zip(running_priorities(view, moving, now, self.reading), moving)]
             # a quiet cluster makes no calls: come back next round while any job could move
-            self._reoffer_pending = bool(misplaced)
+            self._reoffer_pending = misplaced_any
             offers.sort(key=_first)
         # placements on a scratch map, failures remembered per map state (``common.placing``)
         placer = PlaceOrPreempt(c, view.free, self._states, self._no_fit, ranking if held else None)
@@ -306,6 +322,10 @@ class Dally(ChargesReplanning, JobPolicy):
         # type finds no placement every later one fails too (failures are monotone: ``common.placing``)
         # and asks nothing else of the call (its relax time is infinite): those are passed over
         dead: set[tuple] | None = set() if by_size and not held and offers is entries else None
+        # ... and, in any call without victims or moves, a (GPUs, type, tier) that found no placement
+        # finds none for a later job in the call either (takes only shrink the map): such a job only
+        # adds its relax time to the wake-up
+        failed: set[tuple] | None = set() if not held else None
         started: list[tuple] = []
         for entry in offers:
             sk, job, fits = entry
@@ -358,11 +378,19 @@ class Dally(ChargesReplanning, JobPolicy):
                         tier, relax = Tier.RACK, qs + tm + tr
                     else:
                         tier, relax = Tier.NETWORK, math.inf
-            gpus = placer.place((n, t, tier), sk[0])
+            key = (n, t, tier)
+            if failed is not None and key in failed:
+                if relax < wake:
+                    wake = relax
+                continue
+            gpus = placer.place(key, sk[0])
             if gpus is None:
-                wake = min(wake, relax)
+                if relax < wake:
+                    wake = relax
                 if dead is not None:
                     dead.add(fits)
+                if failed is not None:
+                    failed.add(key)
                 continue
             placer.take(gpus)
             got_level = placement_level(c, gpus)
