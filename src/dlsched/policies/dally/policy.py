@@ -41,6 +41,7 @@ preempt others to move.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
 
@@ -116,7 +117,10 @@ class _CallTimers:
 @register("dally")
 class Dally(ChargesReplanning, JobPolicy):
     name = "dally"
-    timers = "auto"  # "auto" | "manual" | "nowait" | "consolidated"
+    timers = "auto"
+    # skip placements already known to fail within a call (False: ask ``PlaceOrPreempt`` each time;
+    # the same decisions, kept so tests can compare the two)
+    shortcuts = True  # "auto" | "manual" | "nowait" | "consolidated"
     summary = "delay scheduling over machine/rack/network tiers, network-sensitive preemption, auto-tuned timers"
     paper = "Sharma et al., Dally: delay scheduling and network-sensitive preemption for distributed DL (seed 003)"
     options = (
@@ -325,7 +329,7 @@ class Dally(ChargesReplanning, JobPolicy):
         # ... and, in any call without victims or moves, a (GPUs, type, tier) that found no placement
         # finds none for a later job in the call either (takes only shrink the map): such a job only
         # adds its relax time to the wake-up
-        failed: set[tuple] | None = set() if not held else None
+        failed: set[tuple] | None = set() if not held and self.shortcuts else None
         started: list[tuple] = []
         for entry in offers:
             sk, job, fits = entry
@@ -379,10 +383,21 @@ class Dally(ChargesReplanning, JobPolicy):
                     else:
                         tier, relax = Tier.NETWORK, math.inf
             key = (n, t, tier)
-            if failed is not None and key in failed:
-                if relax < wake:
-                    wake = relax
-                continue
+            if failed is not None:
+                if key in failed:
+                    if relax < wake:
+                        wake = relax
+                    continue
+            elif self.shortcuts and placer.victims is not None:
+                # ``placer.place``'s known failure, read here: preempting victims of worse rank than
+                # this job's failed for the key in a state still valid (no release since, so the free
+                # placement that failed first still fails) with at least as many victims
+                known = placer.no_preempt.get(key)
+                if (known is not None and known[0] in placer.valid
+                        and known[1] >= bisect.bisect_left(placer.neg_rank, -sk[0])):
+                    if relax < wake:
+                        wake = relax
+                    continue
             gpus = placer.place(key, sk[0])
             if gpus is None:
                 if relax < wake:
