@@ -24,9 +24,10 @@ round-robin; paths stay ECMP.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from dlsched.comm.base import Assignment, CommView, shares_links, usable_levels
+from dlsched.comm.base import Assignment, CommView, usable_levels
+from dlsched.comm.meets import Meetings
 
 
 @dataclass
@@ -34,10 +35,11 @@ class Cassini:
     name: str = "cassini"
     levels: int = 8
     reserved: int = 2
+    _meets: Meetings = field(default_factory=Meetings, repr=False, compare=False)  # who meets whom, between calls
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
-        meets = shares_links(view)
+        meets = self._meets(view)
         jobs = view.jobs
 
         def fits(a: str, b: str) -> bool:  # both jobs' arcs interleave on the unified circle

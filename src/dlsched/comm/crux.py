@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dlsched.comm.base import Assignment, CommView, shares_links, usable_levels
+from dlsched.comm.base import Assignment, CommView, usable_levels
 from dlsched.comm.compression import compress
 from dlsched.comm.correction import correction_factors
 from dlsched.comm.job_paths import check_mode, least_congested_per_job
-from dlsched.comm.paths import least_congested, links_meeting
+from dlsched.comm.meets import Meetings
+from dlsched.comm.paths import least_congested
 
 
 def by_intensity(view: CommView):
@@ -46,6 +47,7 @@ class Crux:
     seed: int = 0
     path: str = "job"  # the paper's granularity (section 4.1); "flow": ours, a path per flow
     _paths_memo: dict = field(default_factory=dict, repr=False, compare=False)  # least_congested's, between calls
+    _meets: Meetings = field(default_factory=Meetings, repr=False, compare=False)  # who meets whom, between calls
 
     def __post_init__(self):
         check_mode(self.path)
@@ -67,8 +69,7 @@ class Crux:
         ranked = sorted(view.jobs, key=lambda j: (-P[j], view.jobs[j].arrival, j))
         if self.dag_compression:
             rank = {j: r for r, j in enumerate(ranked)}
-            meets = (links_meeting(self._paths_memo, view) if self.select_paths else None) \
-                or shares_links(view, picks)
+            meets = self._meets(view, picks)
             edges = {}
             for j, others in meets.items():
                 for o in others:

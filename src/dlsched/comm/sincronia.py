@@ -23,10 +23,16 @@ import heapq
 from dataclasses import dataclass
 from typing import Iterable
 
+import numpy as np
+
 from dlsched.comm.base import Assignment, CommView, bucket_levels, cached_demand, link_demand, usable_levels
 
 
 _PORTS: dict = {"links": None, "capacity": None, "jobs": {}}
+
+# the order in one compiled loop (``bssi_kernel``, the same steps and floats); False keeps the Python
+# loop below, the reference the tests hold it equal to
+COMPILED = True
 
 
 def port_demand(view: CommView, job_id: str) -> dict[int, float]:
@@ -52,6 +58,10 @@ def bssi_order(view: CommView, weights: dict[str, float] | None = None, bottlene
         raise ValueError(f"bottlenecks must be ports or links, not {bottlenecks!r}")
     of = port_demand if bottlenecks == "ports" else link_demand
     demand = {j: of(view, j) for j in view.jobs}
+    if COMPILED:
+        got = _compiled_order(view, demand, weights)
+        if got is not None:
+            return got
     w = {j: (weights or {}).get(j, 1.0) for j in view.jobs}
     left = set(view.jobs)
     on_link: dict[int, list[str]] = {}
@@ -95,6 +105,57 @@ def bssi_order(view: CommView, weights: dict[str, float] | None = None, bottlene
             elif v != load[l]:
                 load[l] = v
                 heapq.heappush(heap, (-v, l))
+    return last_first[::-1]
+
+
+# per demand dict (cached per ``CommJob`` by ``cached_demand``): its links and seconds as arrays
+_ARRAYS: dict[int, tuple] = {}
+
+
+def _compiled_order(view: CommView, demand: dict[str, dict[int, float]],
+                    weights: dict[str, float] | None) -> list[str] | None:
+    """``bssi_order``'s answer from ``bssi_kernel`` (None where the Python loop must give it: a
+    bottleneck with no positive demand left, which fails there)."""
+    from dlsched.comm.bssi_kernel import bssi
+
+    ids = sorted(view.jobs)  # the kernel's job numbers: job-id order, the order loads are summed in
+    links, dems, sizes = [], [], []
+    for j in ids:
+        d = demand[j]
+        got = _ARRAYS.get(id(d))
+        if got is None or got[0] is not d:
+            got = _ARRAYS[id(d)] = (d, np.fromiter(d.keys(), dtype=np.int64, count=len(d)),
+                                    np.fromiter(d.values(), dtype=np.float64, count=len(d)))
+        links.append(got[1])
+        dems.append(got[2])
+        sizes.append(len(d))
+    if len(_ARRAYS) > 4 * len(ids) + 256:  # demands of jobs gone: forget them
+        keep = {id(demand[j]) for j in ids}
+        for k in [k for k in _ARRAYS if k not in keep]:
+            del _ARRAYS[k]
+    n = len(ids)
+    j_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=j_ptr[1:])
+    j_link = np.concatenate(links) if n else np.zeros(0, dtype=np.int64)
+    j_dem = np.concatenate(dems) if n else np.zeros(0)
+    num_links = len(view.capacity)
+    if len(j_link):
+        num_links = max(num_links, int(j_link.max()) + 1)
+    job_of = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    by_link = np.argsort(j_link, kind="stable")  # per link, its jobs in job order
+    l_ptr = np.zeros(num_links + 1, dtype=np.int64)
+    np.cumsum(np.bincount(j_link, minlength=num_links), out=l_ptr[1:])
+    w = np.array([(weights or {}).get(j, 1.0) for j in ids], dtype=np.float64)
+    if not len(j_link):
+        out, m = np.zeros(0, dtype=np.int64), 0
+    else:
+        out, m = bssi(num_links, j_ptr, j_link, l_ptr, job_of[by_link], j_dem[by_link], w)
+    if m < 0:
+        return None
+    last_first = [ids[k] for k in out[:m].tolist()]
+    if m < n:  # on no link: last, latest placed first
+        done = set(last_first)
+        last_first.extend(sorted((j for j in ids if j not in done), key=lambda j: (-view.jobs[j].arrival, j)))
     return last_first[::-1]
 
 
