@@ -63,14 +63,32 @@ def _shape(j: CommJob) -> tuple[float, float, float]:
     return (round(j.iteration_s, 3), round(j.comm_s, 3), round(j.start_s, 3))
 
 
+# id(CommJob) -> (the job, its network bytes per second, its shape): a policy is asked at every event
+# over every placed job, and ``build_view`` reuses a job's ``CommJob`` while its traffic and price are
+# unchanged, so each is summed and rounded once
+_TRAITS: dict[int, tuple] = {}
+
+
+def _traits(j: CommJob) -> tuple:
+    got = _TRAITS.get(id(j))
+    if got is None or got[0] is not j:
+        got = _TRAITS[id(j)] = (j, j.network_bytes / j.iteration_s, _shape(j))
+    return got
+
+
 def correction_factors(jobs: list[CommJob]) -> dict[str, float]:
     """k_j of every job against the reference job (the most network bytes per second)."""
     talking = [j for j in jobs if j.comm_s > 0 and j.iteration_s > 0]
     if not talking:
         return {j.job_id: 1.0 for j in jobs}
-    ref = max(talking, key=lambda j: (j.network_bytes / j.iteration_s, j.job_id))
+    if len(_TRAITS) > 4 * len(jobs) + 256:  # jobs gone: forget them
+        keep = {id(j) for j in jobs}
+        for k in [k for k in _TRAITS if k not in keep]:
+            del _TRAITS[k]
+    traits = [_traits(j) for j in talking]
+    ref, _, ref_shape = max(traits, key=lambda t: (t[1], t[0].job_id))
     out = {j.job_id: 1.0 for j in jobs}
-    for j in talking:
+    for j, _, shape in traits:
         if j is not ref:
-            out[j.job_id] = _factor(_shape(ref), _shape(j))
+            out[j.job_id] = _factor(ref_shape, shape)
     return out

@@ -30,6 +30,29 @@ def distance(view: CommView, job) -> int:
     return max((sum(1 for l in f.candidates[0] if l in view.network_links) for f in job.flows), default=0)
 
 
+# id(CommJob) -> (the job, its distance), while views share one link set: ``build_view`` reuses a job's
+# ``CommJob`` while its traffic and price are unchanged, and decoding every flow's first candidate at
+# every call was most of ``assign`` outside path choice
+_DIST: dict = {"links": None, "jobs": {}}
+
+
+def cached_distance(view: CommView, job) -> int:
+    """``distance``, kept per ``CommJob`` while the views share one link set."""
+    if _DIST["links"] is not view.network_links:
+        _DIST["links"], _DIST["jobs"] = view.network_links, {}
+    cache = _DIST["jobs"]
+    got = cache.get(id(job))
+    if got is not None and got[0] is job:
+        return got[1]
+    if len(cache) > 4 * len(view.jobs) + 256:  # jobs gone from the views: forget them
+        keep = {id(j) for j in view.jobs.values()}
+        for k in [k for k in cache if k not in keep]:
+            del cache[k]
+    d = distance(view, job)
+    cache[id(job)] = (job, d)
+    return d
+
+
 def distance_levels(dist: dict[str, int], usable: int, offset: int) -> dict[str, int]:
     """Longer transmission distance first: the longest class on ``offset``, each shorter one a level below."""
     classes = sorted(set(dist.values()), reverse=True)
@@ -50,7 +73,7 @@ class Taccl:
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
-        dist = {j.job_id: distance(view, j) for j in view.jobs.values()}
+        dist = {j.job_id: cached_distance(view, j) for j in view.jobs.values()}
         order = sorted(view.jobs.values(), key=lambda j: (-dist[j.job_id], -j.network_bytes, j.arrival, j.job_id))
         picks = (least_congested_per_job if self.path == "job" else least_congested)(view, order, self._paths_memo)
         levels = distance_levels(dist, usable, self.reserved)
