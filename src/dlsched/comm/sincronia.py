@@ -138,9 +138,10 @@ def _compiled_order(view: CommView, demand: dict[str, dict[int, float]],
     np.cumsum(sizes, out=j_ptr[1:])
     j_link = np.concatenate(links) if n else np.zeros(0, dtype=np.int64)
     j_dem = np.concatenate(dems) if n else np.zeros(0)
-    num_links = len(view.capacity)
-    if len(j_link):
-        num_links = max(num_links, int(j_link.max()) + 1)
+    # links numbered densely in link-id order (ties go to the lowest link id either way)
+    ids_of_links, j_link = np.unique(j_link, return_inverse=True)
+    j_link = j_link.astype(np.int64).reshape(-1)
+    num_links = len(ids_of_links)
     job_of = np.repeat(np.arange(n, dtype=np.int64), sizes)
     by_link = np.argsort(j_link, kind="stable")  # per link, its jobs in job order
     l_ptr = np.zeros(num_links + 1, dtype=np.int64)
