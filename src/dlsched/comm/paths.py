@@ -107,7 +107,7 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
     if flat is None or flat.cap is not cap:
         flat = _NET["flat"] = _FlatSets(view)
     known = flat.per_job  # a job's set numbers are this registry's
-    sets, rates, fixed, sizes = [], [], [], []
+    sets, rates, sizes = [], [], []
     for k, job in enumerate(order):
         got = known.get(id(job))
         if got is None or got[0] is not job:
@@ -120,17 +120,23 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
         sets.append(got[1])
         rates.append(got[2])
         sizes.append(len(job.flows))
-        if k < same:
-            prev = prev_picks[k]
-            fixed.append(np.array([prev[i] for i in range(len(job.flows))], dtype=np.int64))
-        else:
-            fixed.append(np.full(len(job.flows), -1, dtype=np.int64))
     if len(known) > 4 * len(order) + 64:  # jobs gone from the view: forget them
         keep = {id(j) for j in order}
         for key in [key for key in known if key not in keep]:
             del known[key]
     n = int(sum(sizes))
     flow_set = np.concatenate(sets) if n else np.zeros(0, dtype=np.int64)
+    fixed = np.full(n, -1, dtype=np.int64)  # the replayed jobs' picks, flow by flow; -1: to choose
+    m = int(sum(sizes[:same]))
+    last = memo.get("flat") if memo is not None else None
+    if last is not None and last[0] is prev_picks and len(last[1]) >= m:
+        fixed[:m] = last[1][:m]  # the same jobs open the order: their flows open last time's picks
+    else:
+        at = 0
+        for k in range(same):
+            prev = prev_picks[k]
+            fixed[at:at + sizes[k]] = [prev[i] for i in range(sizes[k])]
+            at += sizes[k]
     A = flat.arrays()
     load = np.zeros(len(cap))
     least = np.zeros(len(cap), dtype=np.int64)
@@ -139,10 +145,9 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
     if n and per_job:
         job_ptr = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=job_ptr[1:])
-        greedy_per_job(job_ptr, flow_set, np.concatenate(rates), np.concatenate(fixed), *A, cap, load, least, pick,
-                       links)
+        greedy_per_job(job_ptr, flow_set, np.concatenate(rates), fixed, *A, cap, load, least, pick, links)
     elif n:
-        greedy(flow_set, np.concatenate(rates), np.concatenate(fixed), *A, cap, load, least, pick, links)
+        greedy(flow_set, np.concatenate(rates), fixed, *A, cap, load, least, pick, links)
     out: dict[str, dict[int, int]] = {}
     at = 0
     picks_list = pick.tolist()
@@ -153,6 +158,9 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
         memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order])
         if not per_job:
             memo["links"] = (order, np.asarray(sizes, dtype=np.int64), links)
+
+    if memo is not None:  # every flow's pick, for the next call's replayed jobs (``fixed`` above)
+        memo["flat"] = (memo["picks"], pick)
     return out
 
 

@@ -30,27 +30,26 @@ def distance(view: CommView, job) -> int:
     return max((sum(1 for l in f.candidates[0] if l in view.network_links) for f in job.flows), default=0)
 
 
-# id(CommJob) -> (the job, its distance), while views share one link set: ``build_view`` reuses a job's
-# ``CommJob`` while its traffic and price are unchanged, and decoding every flow's first candidate at
-# every call was most of ``assign`` outside path choice
-_DIST: dict = {"links": None, "jobs": {}}
+# id(CommJob) -> (the job, its distance, its network bytes), while views share one link set:
+# ``build_view`` reuses a job's ``CommJob`` while its traffic and price are unchanged, and decoding every
+# flow's first candidate and summing its flows at every call was most of ``assign`` outside path choice
+_TRAITS: dict = {"links": None, "jobs": {}}
 
 
-def cached_distance(view: CommView, job) -> int:
-    """``distance``, kept per ``CommJob`` while the views share one link set."""
-    if _DIST["links"] is not view.network_links:
-        _DIST["links"], _DIST["jobs"] = view.network_links, {}
-    cache = _DIST["jobs"]
+def _traits(view: CommView, job) -> tuple:
+    """(the job, ``distance``, ``network_bytes``), kept per ``CommJob`` while the views share one link set."""
+    if _TRAITS["links"] is not view.network_links:
+        _TRAITS["links"], _TRAITS["jobs"] = view.network_links, {}
+    cache = _TRAITS["jobs"]
     got = cache.get(id(job))
     if got is not None and got[0] is job:
-        return got[1]
+        return got
     if len(cache) > 4 * len(view.jobs) + 256:  # jobs gone from the views: forget them
         keep = {id(j) for j in view.jobs.values()}
         for k in [k for k in cache if k not in keep]:
             del cache[k]
-    d = distance(view, job)
-    cache[id(job)] = (job, d)
-    return d
+    got = cache[id(job)] = (job, distance(view, job), job.network_bytes)
+    return got
 
 
 def distance_levels(dist: dict[str, int], usable: int, offset: int) -> dict[str, int]:
@@ -73,8 +72,9 @@ class Taccl:
 
     def assign(self, view: CommView) -> dict[str, Assignment]:
         usable = usable_levels(self.levels, self.reserved)
-        dist = {j.job_id: cached_distance(view, j) for j in view.jobs.values()}
-        order = sorted(view.jobs.values(), key=lambda j: (-dist[j.job_id], -j.network_bytes, j.arrival, j.job_id))
+        traits = [_traits(view, j) for j in view.jobs.values()]
+        dist = {j.job_id: d for j, d, _ in traits}
+        order = [t[0] for t in sorted(traits, key=lambda t: (-t[1], -t[2], t[0].arrival, t[0].job_id))]
         picks = (least_congested_per_job if self.path == "job" else least_congested)(view, order, self._paths_memo)
         levels = distance_levels(dist, usable, self.reserved)
         return {j: Assignment(levels[j], picks.get(j)) for j in view.jobs}
