@@ -41,11 +41,11 @@ class Meetings:
         for j, job in view.jobs.items():
             mine = picks.get(j) or None
             got = of.get(j)
-            if got is not None and got[0] is job and (got[1] is mine or got[1] == mine):
+            if got is not None and got[0] is job and got[1] == mine:
                 continue
             links = self._links(view, job, mine)
             old = got[2] if got is not None else frozenset()
-            of[j] = (job, mine, links)
+            of[j] = (job, dict(mine) if mine else None, links)  # a copy: the caller's dict may change
             if links == old and j in self._out:
                 continue
             for l in old - links:
