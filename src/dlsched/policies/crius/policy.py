@@ -131,12 +131,20 @@ class Crius(ChargesReplanning, JobPolicy):
         self._running = RunningShapes()  # the engine's running jobs as of the last call
         self._virtual: set[str] = set()  # jobs the last call moved virtually
         self._changed_nothing = False  # the last call's decision was empty (``rounds_idle``)
+        # jobs whose allocation may have changed since the last call: those its decision named,
+        # and those that finished since (``_running_shapes``)
+        self._maybe: set[str] = set()
 
-    def _running_shapes(self, cluster, running: list[JobState]) -> tuple[dict[str, Shape], set[str]]:
+    def _running_shapes(self, view: ClusterView) -> tuple[dict[str, Shape], set[str]]:
         """The running jobs' shapes (the policy's own record: copy it before changing it), and
         the jobs whose index entries may differ from them: changed, gone, or moved virtually
-        by the last call (``RunningShapes``)."""
-        changed, gone = self._running.update(cluster, running)
+        by the last call (``RunningShapes``).  Found from the jobs the last decision named and
+        those that finished since where the counts allow (``RunningShapes.update_some``), else
+        by comparing every running job."""
+        cluster, maybe = view.cluster, self._maybe
+        self._maybe = set()
+        got = self._running.update_some(cluster, view.jobs, maybe, len(view.jobs) - view.queued_count())
+        changed, gone = got if got is not None else self._running.update(cluster, view.running())
         dirty = self._virtual
         self._virtual = set()
         dirty |= gone
@@ -163,6 +171,7 @@ class Crius(ChargesReplanning, JobPolicy):
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._epoch += 1  # a departure frees GPUs (SchedDeparture re-tries the pending jobs)
+        self._maybe.add(job.job_id)
         self._tables.pop(job.job_id, None)
         self._est_time.pop(job.job_id, None)
         self._opp.pop(job.job_id, None)
@@ -258,11 +267,12 @@ class Crius(ChargesReplanning, JobPolicy):
         jobs = view.jobs
         indexes = self._indexes if self.fast else ()
         if self.fast:
-            shapes, dirty = self._running_shapes(cluster, view.running())
+            shapes, dirty = self._running_shapes(view)
             vc = VirtualCluster(view.free.type_free.tolist(), shapes, indexes, borrowed=True)
             for index in indexes:
                 index.sync_some(vc.shapes, dirty)
         else:
+            self._maybe = set()
             running = view.running()
             vc = VirtualCluster([int(x) for x in view.free.type_free],
                                 {j.job_id: shape_of(cluster, j) for j in running})
@@ -349,6 +359,9 @@ class Crius(ChargesReplanning, JobPolicy):
         targets = {jid: vc.shapes[jid] for jid in touched if jid in vc.shapes}
         decision = apply_targets(view, targets, jobs, preempt, drop)
         self._virtual = vc.touched  # their index entries follow this call's plan: re-checked next call
+        self._maybe.update(decision.allocate)
+        self._maybe.update(decision.preempt)
+        self._maybe.update(decision.drop)
         if decision.preempt or decision.drop or any(
                 jobs[j].allocation is not None and len(a.gpus) < len(jobs[j].allocation.gpus)
                 or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]
