@@ -359,6 +359,7 @@ class Crius(ChargesReplanning, JobPolicy):
         targets = {jid: vc.shapes[jid] for jid in touched if jid in vc.shapes}
         decision = apply_targets(view, targets, jobs, preempt, drop)
         self._virtual = vc.touched  # their index entries follow this call's plan: re-checked next call
+        vc.restore()  # the running shapes' record holds the engine's state again (``_running_shapes``)
         self._maybe.update(decision.allocate)
         self._maybe.update(decision.preempt)
         self._maybe.update(decision.drop)
@@ -387,7 +388,7 @@ class Crius(ChargesReplanning, JobPolicy):
         tab = self._table(cluster, job)
         jid = job.job_id
         best = None  # (value, -moves, -gpus, shape, moves)
-        skip = touched | {jid}
+        skip = None  # touched | {jid}, built when a release search first needs it
         cap = job.spec.num_gpus if crowded else job_cap(job.spec.num_gpus)
         # With jobs waiting, GPUs are the binding constraint: the ones this job does not take go
         # to the jobs behind it, so cluster throughput is maximised by throughput *per GPU*.
@@ -417,6 +418,8 @@ class Crius(ChargesReplanning, JobPolicy):
                     continue
                 if need >= failed.get(t, need + 1):
                     continue
+                if skip is None:
+                    skip = touched | {jid}
                 if memo:
                     got = cached_release(vc, self._tables, t, need, self.depth, self.beam, skip,
                                          self.move_penalty, self.fewest_moves, len(touched), allowed)
