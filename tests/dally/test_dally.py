@@ -82,6 +82,11 @@ def test_a_rack_acceptance_records_the_wait_since_the_machine_timer_ran_out(rack
     assert [w for _, w in p._tuner._waits[("rack", 8)]] == [pytest.approx(recorded, abs=1.0)]
 
 
+def test_manual_timers_take_their_length_from_the_option():
+    recs, _ = _run(make_policy("dally-manual", preempt=False, manual_h=1.0), _blocked_scene())
+    assert recs["big"].first_start == pytest.approx(10.0 + 1 * H, abs=1.0)
+
+
 def test_bad_rack_wait_is_a_clear_error():
     with pytest.raises(InputError, match="rack_wait"):
         make_policy("dally", rack_wait="half")
