@@ -22,8 +22,8 @@ for the ablation.  Both readings are in the text ("the size of the wait-time
 list ... (sliding window size)" and "discarding values that exceed the
 specified history time limit"); the paper's reason to shorten the time limit
 in larger clusters, "more jobs get placed over time", is a limit sized to a
-number of placements, which a count is.  Over the grid the two give the same
-verdicts (docs/dally.md).
+number of placements, which a count is.  Over the grid the auto-tuner rows
+stay mixed under both (docs/dally.md).
 
 Our choices where the paper is silent: before a list holds any value the
 timer is the manual default (12 h, the paper's empirical value); with one
