@@ -516,14 +516,15 @@ def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: n
     x, fun = sol
     picked = np.flatnonzero(x > 1 - 1e-6).tolist()
     left = capacity.astype(np.int64)
-    np.subtract.at(left, types[picked], counts[picked])
+    left -= np.bincount(types[picked], weights=counts[picked], minlength=len(left)).astype(np.int64)
     done = set(jobs_idx[picked].tolist())
     frac = np.flatnonzero((x > 1e-6) & (x <= 1 - 1e-6))
     for k in frac[np.argsort(-value[frac], kind="stable")]:
         j = int(jobs_idx[k])
         if j in done:
             continue
-        own = np.flatnonzero((jobs_idx == j) & (counts <= left[types]))
+        own = np.flatnonzero(jobs_idx == j)
+        own = own[counts[own] <= left[types[own]]]
         if own.size:
             best = int(own[np.argmax(value[own])])  # the first of equals: columns are ordered by count
             picked.append(best)
