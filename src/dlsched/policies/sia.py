@@ -74,7 +74,16 @@ every column's value reset, and HiGHS re-solves from the basis it kept (a few si
 round instead of a cold solve's hundreds).  Its optimum's value is the cold solve's, but where the
 LP has several optimal vertices the kept basis leads to another one, so decisions differ at ties
 (average JCT within 3% either way on the runs in docs/crius.md, "Speed"); ``lp="cold"`` builds
-a fresh model each round, the former path, byte for byte.  HiGHS prints nothing
+a fresh model each round, the former path, byte for byte.  ``lp="priced"`` (ours, not the
+Sia paper's; ``PricedAssignmentLP``) keeps that hot model but with only the columns LP pricing
+asks for: after each solve every column left out is priced with the optimum's duals and those
+that would improve it join until none does, so every solve reaches the whole LP's optimum
+value, from a model of a few columns a job instead of about 20; its vertex, and so decisions at
+ties, can differ from ``hot``'s (docs/crius.md, "Speed": the benchmark's results within 0.2%,
+the testbed's average JCT 6-15% higher), so it is an option, not the default.  The running
+jobs' shapes are kept across rounds (``RunningShapes``: only the jobs that started, moved or
+left are looked at), so a round that finds nothing to re-solve costs no loop over the running
+jobs.  HiGHS prints nothing
 (``output_flag`` off, and the MIP's options above), so no output is redirected.
 """
 
