@@ -199,6 +199,7 @@ class Crius(ChargesReplanning, JobPolicy):
         # Cells profiled for this job on its slowest-to-profile type (section 8.2), charged at its
         # first start by the cost rule
         job.policy_data["_cells"] = n_cells
+        job.policy_data["_cells_key"] = key  # jobs of one key have equal tables (``_cell_based_sched``)
         self._tables[job.job_id] = tab
         self._est_time[job.job_id] = dict(times)
         return tab
@@ -401,6 +402,20 @@ class Crius(ChargesReplanning, JobPolicy):
         # the virtual cluster lives for this call only, and ``allowed`` (the deadline test) is fixed
         # within a call, so its answers may be remembered on it as well
         memo = bool(vc.indexes)
+        # a job whose request (hence table), cap and objective equal those of a job that found
+        # nothing in this same virtual state finds nothing too: every test below reads only
+        # those and the state (its own id is never a release candidate: it is not running), so
+        # the jobs of a long queue behind a blocked head are passed over by request, not re-tried
+        same = None
+        if memo and allowed is None:
+            state = (vc.gen, len(touched))
+            if vc.job_fail_key != state:
+                vc.job_fail_key, vc.job_fail = state, set()
+            same = (job.policy_data.get("_cells_key"), cap, per_gpu)
+            if same[0] is None:
+                same = None
+            elif same in vc.job_fail:
+                return False
         # the releases already known to fail in this state (``cached_release``), read inline:
         # most tries of a job behind a blocked head end there
         failed = vc.fail if memo and vc.memo_key == (vc.gen, len(touched)) else {}
@@ -438,6 +453,8 @@ class Crius(ChargesReplanning, JobPolicy):
         # then never shrinks anyone to start a waiting job; Crius downscales "when cluster
         # resources are insufficient" (section 6.1), so starting jobs takes precedence.
         if best is None:
+            if same is not None:
+                vc.job_fail.add(same)
             return False
         _, _, _, shape, moves = best
         if moves:

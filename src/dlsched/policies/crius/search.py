@@ -58,6 +58,8 @@ class VirtualCluster:
         self.memo_key: tuple | None = None
         self.memo: dict = {}
         self.fail: dict[int, int] = {}
+        self.job_fail_key: tuple | None = None  # requests known to find nothing in a state (Crius)
+        self.job_fail: set = set()
 
     @property
     def by_type(self) -> list[set[str]]:
