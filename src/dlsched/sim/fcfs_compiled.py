@@ -25,6 +25,10 @@ from dlsched.policies.base import JobState, exclusive_allocation
 from dlsched.report.records import JobRecord
 
 MIN_JOBS = 50_000  # below this, loading numba (about 0.5 s) costs more than the kernel saves
+# first sizes of the growing arrays (doubled when full: tests set them tiny to go through every
+# growth), and the steps between progress reports
+SIZES = {"series": None, "prices": 1 << 14, "heap": None, "progress_steps": 1 << 16}
+# (None: the series 2 rows per job, about what a run stores; the heap 2 predictions per GPU, at most one job each)
 _I64_MAX = 2**62  # iteration counts past this stay in Python ints (the Python loop)
 
 
@@ -42,8 +46,11 @@ def applies(sim) -> bool:
     return True
 
 
-def _cluster_arrays(cluster) -> dict:
+def _topology(cluster) -> np.ndarray:
+    """The cluster's index arrays (``fcfs_kernel.TOPO``) in one array, after their offsets."""
     def build():
+        from dlsched.sim.fcfs_kernel import TOPO
+
         types = len(cluster.gpu_types)
         node_type = cluster.node_type.astype(np.int64)
         node_rack = cluster.node_rack.astype(np.int64)
@@ -58,54 +65,75 @@ def _cluster_arrays(cluster) -> dict:
                 rn_nodes += nodes[racks == r].tolist()
                 rn_ptr.append(len(rn_nodes))
             rt_ptr.append(len(rt_rack))
-        arr = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
-        return {"gpu_node": cluster.gpu_node.astype(np.int64), "node_first": arr([nd.first_gpu for nd in cluster.nodes]),
-                "node_count": arr([nd.num_gpus for nd in cluster.nodes]), "node_rack": node_rack,
-                "node_type": node_type, "tn_ptr": arr(tn_ptr), "tn_nodes": arr(tn_nodes), "rt_ptr": arr(rt_ptr),
-                "rt_rack": arr(rt_rack), "rn_ptr": arr(rn_ptr), "rn_nodes": arr(rn_nodes)}
-    return cluster.derived("sim.fcfs_compiled.arrays", build)
+        parts = {"gpu_node": cluster.gpu_node, "node_first": [nd.first_gpu for nd in cluster.nodes],
+                 "node_count": [nd.num_gpus for nd in cluster.nodes], "node_rack": node_rack,
+                 "node_type": node_type, "tn_ptr": tn_ptr, "tn_nodes": tn_nodes, "rt_ptr": rt_ptr,
+                 "rt_rack": rt_rack, "rn_ptr": rn_ptr, "rn_nodes": rn_nodes}
+        arrays = [np.asarray(parts[name], dtype=np.int64) for name in TOPO]
+        offsets = np.cumsum([len(TOPO) + 1] + [len(x) for x in arrays])
+        return np.concatenate([offsets, *arrays]).astype(np.int64)
+    return cluster.derived("sim.fcfs_compiled.topology", build)
 
 
 def _iterations(specs, perf) -> list[int]:
-    """Each job's iterations, as ``Simulator.step`` sizes it at its arrival."""
-    rt = perf.reference_time
-    return [max(1, int(_ceil(s.duration_s / rt(s) - 1e-9))) if it is None else int(it)
-            for s, it in zip(specs, map(attrgetter("total_iterations"), specs))]
+    """Each job's iterations, as ``Simulator.step`` sizes it at its arrival: ``max(1, ceil(duration /
+    reference_time - 1e-9))`` unless the trace gives them, as whole arrays (one reference time per
+    (model, variant, batch, GPUs, type): the key a ``spec_keyed`` model memoises it by)."""
+    given = list(map(attrgetter("total_iterations"), specs))
+    todo = [s for s, it in zip(specs, given) if it is None]
+    if not todo:
+        return [int(it) for it in given]
+    key = attrgetter("model", "params", "batch_size", "num_gpus", "gpu_type")
+    ref: dict = {}
+    for s in todo:  # first in trace order, as the loop meets them
+        k = key(s)
+        if k not in ref:
+            ref[k] = perf.reference_time(s)
+    rt = np.array([ref[k] for k in map(key, todo)], dtype=np.float64)
+    dur = np.fromiter(map(attrgetter("duration_s"), todo), np.float64, len(todo))
+    with np.errstate(all="ignore"):
+        x = np.ceil(dur / rt - 1e-9)
+    if not (np.isfinite(x).all() and x.max() < _I64_MAX):  # Python's ints (or its error) for these
+        rt_of = perf.reference_time
+        return [max(1, int(_ceil(s.duration_s / rt_of(s) - 1e-9))) if it is None else int(it)
+                for s, it in zip(specs, given)]
+    sized = iter(np.maximum(x.astype(np.int64), 1).tolist())
+    return [next(sized) if it is None else int(it) for it in given]
+
+
+def _grown(a: np.ndarray) -> np.ndarray:
+    """``a`` with its last axis doubled (zeros after)."""
+    return np.concatenate([a, np.zeros_like(a)], axis=-1)
 
 
 class _Prices:
-    """The kernel's price table: (price key, GPU ids) -> (iteration time, exposed comm, start overhead)."""
+    """The kernel's price table: (price key, GPU ids) -> (iteration time, exposed comm, start overhead);
+    entry ``e``'s ints are ``EI[:, e]`` (key, GPU count, offset in ``ids``), its floats ``EF[:, e]``."""
 
-    def __init__(self):
-        self.count = 0
-        self.table = np.zeros(1 << 16, np.int64)
-        self.key = np.zeros(1 << 14, np.int64)
-        self.n = np.zeros(1 << 14, np.int64)
-        self.ptr = np.zeros(1 << 14, np.int64)
-        self.total = np.zeros(1 << 14)
-        self.comm = np.zeros(1 << 14)
-        self.cost = np.zeros(1 << 14)
-        self.ids = np.zeros(1 << 16, np.int64)
-        self.used = 0
+    def __init__(self, size: int):
+        self.count = self.used = 0
+        self.table = np.zeros(4 * size, np.int64)
+        self.EI = np.zeros((3, size), np.int64)
+        self.EF = np.zeros((3, size))
+        self.ids = np.zeros(4 * size, np.int64)
 
     def add(self, K, key: int, ids: np.ndarray, total: float, comm: float, cost: float) -> None:
         e, m = self.count, len(ids)
-        if e == len(self.key):
-            for name in ("key", "n", "ptr", "total", "comm", "cost"):
-                a = getattr(self, name)
-                setattr(self, name, np.concatenate([a, np.zeros_like(a)]))
+        if e == self.EI.shape[1]:
+            self.EI, self.EF = _grown(self.EI), _grown(self.EF)
         while self.used + m > len(self.ids):
-            self.ids = np.concatenate([self.ids, np.zeros_like(self.ids)])
-        self.key[e], self.n[e], self.ptr[e] = key, m, self.used
-        self.total[e], self.comm[e], self.cost[e] = total, comm, cost
+            self.ids = _grown(self.ids)
+        EI, EF = self.EI, self.EF
+        EI[0, e], EI[1, e], EI[2, e] = key, m, self.used
+        EF[0, e], EF[1, e], EF[2, e] = total, comm, cost
         self.ids[self.used:self.used + m] = ids
         self.used += m
         self.count += 1
         if 2 * self.count > len(self.table):  # at most half full: short probes
             self.table = np.zeros(2 * len(self.table), np.int64)
-            K.rehash(self.table, self.key, self.n, self.ptr, self.ids, self.count)
+            K.rehash(self.table, EI[0], EI[1], EI[2], self.ids, self.count)
         else:
-            K.insert(self.table, self.key, self.n, self.ptr, self.ids, e, key, ids, m)
+            K.insert(self.table, EI[0], EI[1], EI[2], self.ids, e, key, ids, m)
 
 
 def run(sim, progress=None) -> bool:
@@ -127,83 +155,89 @@ def run(sim, progress=None) -> bool:
     except Exception:
         return False
     keys: dict = {}
-    submit = np.fromiter(map(attrgetter("submit_time"), specs), np.float64, n)
-    need = np.fromiter(map(attrgetter("num_gpus"), specs), np.int64, n)
-    jty = np.fromiter((type_ids[g or ""] for g in map(attrgetter("gpu_type"), specs)), np.int64, n)
-    jkey = np.fromiter((keys.setdefault(k, len(keys)) for k in map(attrgetter("model", "params", "batch_size"), specs)),
-                       np.int64, n)
-    batch = np.fromiter(map(attrgetter("batch_size"), specs), np.float64, n)
-    total_it = np.array(its, dtype=np.int64)
-    z = lambda dt=np.float64: np.zeros(n, dt)  # noqa: E731
-    job = {"version": np.full(n, -1, np.int64), "upd": z(), "ready_at": z(), "rate": z(), "comm": z(), "contrib": z(),
-           "in_contrib": np.zeros(n, np.bool_), "entry": np.full(n, -1, np.int64), "first_start": z(),
-           "finish": z(), "queued": z(), "run_time": z(), "gpu_seconds": z(), "comm_time": z()}
+    JF, JI = np.zeros((K.N_JF, n)), np.zeros((K.N_JI, n), np.int64)
+    JF[K.J_SUBMIT] = np.fromiter(map(attrgetter("submit_time"), specs), np.float64, n)
+    JF[K.J_BATCH] = np.fromiter(map(attrgetter("batch_size"), specs), np.float64, n)
+    JI[K.J_NEED] = np.fromiter(map(attrgetter("num_gpus"), specs), np.int64, n)
+    JI[K.J_TYPE] = np.fromiter((type_ids[g or ""] for g in map(attrgetter("gpu_type"), specs)), np.int64, n)
+    JI[K.J_KEY] = np.fromiter((keys.setdefault(k, len(keys))
+                               for k in map(attrgetter("model", "params", "batch_size"), specs)), np.int64, n)
+    JI[K.J_TOTAL] = its
+    JI[K.J_VERSION] = JI[K.J_ENTRY] = -1
     free = core.free
-    state = {"occ": np.zeros(cluster.num_gpus, np.int8), "node_free": free.node_free.astype(np.int64),
-             "rtf": free.rack_type_free.astype(np.int64), "type_free": free.type_free.astype(np.int64)}
-    ca = _cluster_arrays(cluster)
-    cap = 2 * cluster.num_gpus + 16
-    heap = [np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap, np.int64)]
-    scap = 1 << 16
-    series = [np.zeros(scap), np.zeros(scap, np.int64), np.zeros(scap, np.int64), np.zeros(scap, np.int64),
-              np.zeros(scap)]
-    prices = _Prices()
-    nodes = cluster.num_nodes
-    pick_out, cand, scratch = np.zeros(cluster.num_gpus, np.int64), np.zeros(nodes, np.int64), np.zeros(nodes, np.int64)
+    occ, node_free = np.zeros(cluster.num_gpus, np.int8), free.node_free.astype(np.int64)
+    rtf, type_free = free.rack_type_free.astype(np.int64), free.type_free.astype(np.int64)
+    topo = _topology(cluster)
+    cap = SIZES["heap"] or 2 * cluster.num_gpus + 16
+    HF, HI = np.zeros(cap), np.zeros((3, cap), np.int64)
+    rows = SIZES["series"] or 2 * n + 16
+    SF, SI = np.zeros((2, rows)), np.zeros((3, rows), np.int64)
+    prices = _Prices(SIZES["prices"])
+    scr = np.zeros((4, max(cluster.num_gpus, cluster.num_nodes)), np.int64)
     si, sf = np.zeros(K.N_INT, np.int64), np.zeros(K.N_FLOAT)
-    si[K.I_FREE] = free.total_free
+    si[K.I_FREE], si[K.I_RECORD], si[K.I_GPUS] = free.total_free, sim._record_series, sim._num_gpus
+    si[K.I_CHUNK] = SIZES["progress_steps"] if progress is not None else 0
     sf[K.F_NOW] = sim.now
     price, overhead, start_s = perf.price, policy.overhead, core.costs.start_overhead_s
-    chunk = 1 << 16 if progress is not None else 0
     while True:
-        code = K.run(si, sf, chunk, sim._record_series, sim._num_gpus, submit, need, jty, jkey, batch, total_it,
-                     *job.values(), *heap, *series, prices.table, prices.key, prices.n, prices.ptr, prices.ids,
-                     prices.total, prices.comm, prices.cost, *state.values(), *ca.values(), pick_out, cand, scratch)
+        code = K.run(si, sf, JF, JI, HF, HI, SF, SI, prices.table, prices.EI, prices.EF, prices.ids, occ, node_free,
+                     rtf, type_free, topo, scr)
         if code == K.DONE:
             break
         if code == K.MISS:  # a placement not priced yet: the Python loop's calls, in its order
             j, m = int(si[K.I_MISS_JOB]), int(si[K.I_MISS_N])
-            gl = tuple(pick_out[:m].tolist())
+            ids = scr[0, :m].copy()
+            gl = tuple(ids.tolist())
             spec = specs[j]
             fresh = JobState(spec, its[j], updated_at=spec.submit_time, queued_since=spec.submit_time)
             alloc = exclusive_allocation(gl)
             cost = overhead(cluster, fresh, None, alloc, "start")
             if cost is None:
                 cost = start_s  # ``default_cost("start", ...)``
-            ic = price(spec, alloc.gpus, None)
+            ic = price(spec, gl, None)
             total = ic.total
             if not 0.0 < total < np.inf:
                 raise core._error(
                     f"policy {policy.name}: job {spec.job_id} ({spec.model}) cannot run on GPUs "
                     f"{list(gl)[:8]}: iteration time {total} s, sharing factor 1.0 "
                     f"(e.g. the model does not fit in GPU memory)")
-            prices.add(K, int(jkey[j]), pick_out[:m].copy(), total, ic.comm, cost)
+            prices.add(K, int(JI[K.J_KEY, j]), ids, total, ic.comm, cost)
         elif code == K.GROW_SERIES:
-            series = [np.concatenate([a, np.zeros_like(a)]) for a in series]
+            SF, SI = _grown(SF), _grown(SI)
         elif code == K.GROW_HEAP:
-            heap = [np.concatenate([a, np.zeros_like(a)]) for a in heap]
+            HF, HI = _grown(HF), _grown(HI)
         elif code == K.PROGRESS:
             progress(float(sf[K.F_NOW]), sim.done + int(si[K.I_DONE]), n)
-    _results(sim, its, si, sf, job, series)
+    bufs = {"JF": JF, "SF": SF, "SI": SI}
+    del prices, HF, HI, occ, node_free, rtf, type_free, JI, JF, SF, SI  # freed before the records are built
+    _results(sim, its, si, sf, bufs)
     return True
 
 
-def _results(sim, its, si, sf, job, series) -> None:
-    """What the Python loop leaves behind: finished records (trace order), queued jobs, series, counters."""
+def _results(sim, its, si, sf, bufs: dict) -> None:
+    """What the Python loop leaves behind: finished records (trace order), queued jobs, series, counters.
+    ``bufs`` holds the kernel's last arrays, each dropped once read (a million jobs' columns: 100 MiB)."""
     from dlsched.sim import fcfs_kernel as K
 
     core, specs = sim.core, sim.specs
     q, cursor = int(si[K.I_QHEAD]), int(si[K.I_CURSOR])
+    sn = int(si[K.I_SERIES])
+    ser, SF, SI = sim.series, bufs.pop("SF"), bufs.pop("SI")
+    ser.time, ser.throughput = SF[0, :sn].tolist(), SF[1, :sn].tolist()
+    ser.busy_gpus, ser.running_jobs, ser.queued_jobs = SI[0, :sn].tolist(), SI[1, :sn].tolist(), SI[2, :sn].tolist()
+    ser._tail = float(sf[K.F_TAIL]) if si[K.I_TAIL] else None
+    del SF, SI
+    JF = bufs.pop("JF")
     done = specs[:q]  # strict FCFS: the first ``q`` jobs started, and every started job finished
+    col = lambda row: JF[row, :q].tolist()  # noqa: E731  (one column at a time: its floats live on in the records)
     core.records.extend(map(
         JobRecord, map(attrgetter("job_id"), done),
         [s.model if not s.params else f"{s.model}-{s.params}" for s in done],
         map(attrgetter("num_gpus"), done), [s.gpu_type or "" for s in done], map(attrgetter("submit_time"), done),
-        job["first_start"][:q].tolist(), job["finish"][:q].tolist(), repeat("finished", q), its[:q],
+        col(K.J_FIRST), col(K.J_FINISH), repeat("finished", q), its[:q],
         np.asarray(its[:q], dtype=np.float64).tolist(),  # ``round(float(total), 6)``: an integral float is its own
-        (job["queued"][:q] + 0.0).tolist(), job["run_time"][:q].tolist(), job["gpu_seconds"][:q].tolist(),
-        job["comm_time"][:q].tolist(), repeat(0, q), repeat(0, q), repeat(0, q), map(attrgetter("deadline"), done),
-        repeat("", q)))
+        (JF[K.J_QUEUED, :q] + 0.0).tolist(), col(K.J_RUN), col(K.J_GPUS), col(K.J_COMMT),
+        repeat(0, q), repeat(0, q), repeat(0, q), map(attrgetter("deadline"), done), repeat("", q)))
     for j in range(q, cursor):  # still queued (nothing could place the head): recorded by ``result``
         spec = specs[j]
         t = spec.submit_time
@@ -211,10 +245,6 @@ def _results(sim, its, si, sf, job, series) -> None:
         core.jobs[spec.job_id] = js
         core.queue[spec.job_id] = js
     sim._records_in_order = True  # finished jobs [0, q) here, then the queued ones [q, n) by ``close``
-    sn = int(si[K.I_SERIES])
-    s = sim.series
-    s.time, s.busy_gpus, s.running_jobs, s.queued_jobs, s.throughput = (a[:sn].tolist() for a in series)
-    s._tail = float(sf[K.F_TAIL]) if si[K.I_TAIL] else None
     sim.now = float(sf[K.F_NOW])
     sim._thr, sim._seq, sim.cursor = float(sf[K.F_THR]), int(si[K.I_SEQ]), cursor
     sim.done += int(si[K.I_DONE])

@@ -31,11 +31,20 @@ from dlsched.numba_cache import compiled as _compiled
 DONE, MISS, GROW_SERIES, GROW_HEAP, PROGRESS = 0, 1, 2, 3, 4
 # int state slots
 (I_PHASE, I_CURSOR, I_QHEAD, I_SEQ, I_HEAP, I_CALLS, I_EVENTS, I_DONE, I_PLACED, I_FREE, I_SERIES,
- I_NRUN, I_NCONTRIB, I_MISS_JOB, I_MISS_N, I_TAIL, I_STEPS, I_CHANGED, I_EVENTS_FROM) = range(19)
-N_INT = 19
+ I_NRUN, I_NCONTRIB, I_MISS_JOB, I_MISS_N, I_TAIL, I_STEPS, I_CHUNK, I_RECORD, I_GPUS) = range(20)
+N_INT = 20
 # float state slots
 F_T, F_THR, F_TAIL, F_NOW = range(4)
 N_FLOAT = 4
+# rows of the per-job float (``JF``) and int (``JI``) columns
+(J_SUBMIT, J_BATCH, J_UPD, J_READY, J_RATE, J_COMM, J_CONTRIB, J_FIRST, J_FINISH, J_QUEUED, J_RUN, J_GPUS,
+ J_COMMT) = range(13)
+N_JF = 13
+J_NEED, J_TYPE, J_KEY, J_TOTAL, J_VERSION, J_INCONTRIB, J_ENTRY = range(7)
+N_JI = 7
+# the cluster's index arrays, in ``topo`` after their offsets
+TOPO = ("gpu_node", "node_first", "node_count", "node_rack", "node_type", "tn_ptr", "tn_nodes", "rt_ptr",
+        "rt_rack", "rn_ptr", "rn_nodes")
 
 _COMPLETE, _READY = 0, 1
 _M1 = np.uint64(0x9E3779B97F4A7C15)
@@ -127,21 +136,45 @@ def _take(order, cnt, n, occ, node_free, node_first, node_count, out):
 
 
 @_compiled
-def _sorted_nodes(cand, cnt, rack_free, node_rack, node_free, scratch):
-    """``cand[:cnt]`` by (-rack_free[rack], -node_free, node) into ``scratch``; returns it."""
-    keys = np.empty(cnt, np.int64)
+def _sift(keys, vals, root, end):
+    while True:
+        c = 2 * root + 1
+        if c >= end:
+            return
+        if c + 1 < end and keys[c + 1] > keys[c]:
+            c += 1
+        if keys[c] <= keys[root]:
+            return
+        keys[root], keys[c] = keys[c], keys[root]
+        vals[root], vals[c] = vals[c], vals[root]
+        root = c
+
+
+@_compiled
+def _sort(keys, vals, cnt):
+    """Sort ``keys[:cnt]`` ascending (distinct keys: any sort gives this order), ``vals`` alongside.
+    A heapsort: numpy's sorts take seconds to compile, this a fraction."""
+    for root in range(cnt // 2 - 1, -1, -1):
+        _sift(keys, vals, root, cnt)
+    for end in range(cnt - 1, 0, -1):
+        keys[0], keys[end] = keys[end], keys[0]
+        vals[0], vals[end] = vals[end], vals[0]
+        _sift(keys, vals, 0, end)
+
+
+@_compiled
+def _sorted_nodes(cand, cnt, rack_free, node_rack, node_free, scratch, keys):
+    """``cand[:cnt]`` by (-rack_free[rack], -node_free, node) into ``scratch``."""
     for i in range(cnt):
         nd = cand[i]
         keys[i] = ((-rack_free[node_rack[nd]]) * 4194304 - node_free[nd]) * 4194304 + nd
-    order = np.argsort(keys)
-    for i in range(cnt):
-        scratch[i] = cand[order[i]]
-    return scratch
+        scratch[i] = nd
+    _sort(keys, scratch, cnt)
 
 
 @_compiled
 def pick(n, ty, ntypes, type_free, total_free, occ, node_free, rtf, node_first, node_count, node_rack,
-         node_type, tn_ptr, tn_nodes, rt_ptr, rt_rack, rn_ptr, rn_nodes, out, cand, scratch):
+         node_type, tn_ptr, tn_nodes, rt_ptr, rt_rack, rn_ptr, rn_nodes, out, cand, scratch, keys):
     """``pick_gpu_ids(freemap, n, ty or None)``'s ids into ``out`` (unsorted, as it returns them);
     the count taken, 0 where none fit."""
     t0, t1 = (0, ntypes) if ty < 0 else (ty, ty + 1)
@@ -177,12 +210,10 @@ def pick(n, ty, ntypes, type_free, total_free, occ, node_free, rtf, node_first, 
                 cand[cnt] = rn_nodes[i]
                 cnt += 1
             # a stable sort by free GPUs, most first (ties: node id, as listed)
-            keys = np.empty(cnt, np.int64)
             for i in range(cnt):
                 keys[i] = -node_free[cand[i]] * 4194304 + cand[i]
-            order = np.argsort(keys)
-            for i in range(cnt):
-                scratch[i] = cand[order[i]]
+                scratch[i] = cand[i]
+            _sort(keys, scratch, cnt)
             return _take(scratch, cnt, n, occ, node_free, node_first, node_count, out)
     if first_type >= 0:  # across racks, in the first type that has n free
         t = first_type
@@ -195,7 +226,7 @@ def pick(n, ty, ntypes, type_free, total_free, occ, node_free, rtf, node_first, 
         rack_free = np.empty(rtf.shape[0], np.int64)
         for r in range(rtf.shape[0]):
             rack_free[r] = rtf[r, t]
-        _sorted_nodes(cand, cnt, rack_free, node_rack, node_free, scratch)
+        _sorted_nodes(cand, cnt, rack_free, node_rack, node_free, scratch, keys)
         return _take(scratch, cnt, n, occ, node_free, node_first, node_count, out)
     if ty < 0 and total_free >= n:  # across types
         cnt = 0
@@ -207,7 +238,7 @@ def pick(n, ty, ntypes, type_free, total_free, occ, node_free, rtf, node_first, 
         for r in range(rtf.shape[0]):
             for u in range(rtf.shape[1]):
                 rack_free[r] += rtf[r, u]
-        _sorted_nodes(cand, cnt, rack_free, node_rack, node_free, scratch)
+        _sorted_nodes(cand, cnt, rack_free, node_rack, node_free, scratch, keys)
         return _take(scratch, cnt, n, occ, node_free, node_first, node_count, out)
     return 0
 
@@ -274,16 +305,28 @@ def _pop(ht, hs, hk, hj, size):
 # ---------------------------------------------------------------------- the loop
 
 @_compiled
-def run(si, sf, chunk, record_series, num_gpus,
-        submit, need, jty, jkey, batch, total_it,  # per job, in trace order
-        version, upd, ready_at, rate, comm, contrib, in_contrib, entry, first_start, finish, queued,
-        run_time, gpu_seconds, comm_time,
-        ht, hs, hk, hj,  # heap
-        s_t, s_busy, s_run, s_q, s_thr,  # series
-        table, e_key, e_n, e_ptr, e_ids, e_total, e_comm, e_cost,  # prices
-        occ, node_free, rtf, type_free, gpu_node, node_first, node_count, node_rack, node_type,
-        tn_ptr, tn_nodes, rt_ptr, rt_rack, rn_ptr, rn_nodes, pick_out, cand, scratch):
-    """Step until the run ends (``DONE``) or the driver is needed (the other codes); see the module."""
+def run(si, sf, JF, JI, HF, HI, SF, SI, table, EI, EF, e_ids, occ, node_free, rtf, type_free, topo, scr):
+    """Step until the run ends (``DONE``) or the driver is needed (the other codes); see the module.
+
+    Few arguments (a call's cost grows with them, and the driver calls again on every new price):
+    per-job columns are rows of ``JF`` (floats) and ``JI`` (ints), the heap ``HF`` / ``HI``, the
+    series ``SF`` / ``SI``, price entries ``EI`` / ``EF``, the cluster's index arrays packed in
+    ``topo`` (``TOPO`` order, offsets first), scratch rows in ``scr``."""
+    submit, batch, upd, ready_at, rate, comm, contrib = JF[J_SUBMIT], JF[J_BATCH], JF[J_UPD], JF[J_READY], \
+        JF[J_RATE], JF[J_COMM], JF[J_CONTRIB]
+    first_start, finish, queued, run_time, gpu_seconds, comm_time = JF[J_FIRST], JF[J_FINISH], JF[J_QUEUED], \
+        JF[J_RUN], JF[J_GPUS], JF[J_COMMT]
+    need, jty, jkey, total_it, version, in_contrib, entry = JI[J_NEED], JI[J_TYPE], JI[J_KEY], JI[J_TOTAL], \
+        JI[J_VERSION], JI[J_INCONTRIB], JI[J_ENTRY]
+    ht, hs, hk, hj = HF, HI[0], HI[1], HI[2]
+    s_t, s_thr, s_busy, s_run, s_q = SF[0], SF[1], SI[0], SI[1], SI[2]
+    e_key, e_n, e_ptr, e_total, e_comm, e_cost = EI[0], EI[1], EI[2], EF[0], EF[1], EF[2]
+    gpu_node, node_first, node_count, node_rack, node_type = topo[topo[0]:topo[1]], topo[topo[1]:topo[2]], \
+        topo[topo[2]:topo[3]], topo[topo[3]:topo[4]], topo[topo[4]:topo[5]]
+    tn_ptr, tn_nodes, rt_ptr, rt_rack, rn_ptr, rn_nodes = topo[topo[5]:topo[6]], topo[topo[6]:topo[7]], \
+        topo[topo[7]:topo[8]], topo[topo[8]:topo[9]], topo[topo[9]:topo[10]], topo[topo[10]:topo[11]]
+    pick_out, cand, scratch, keys = scr[0], scr[1], scr[2], scr[3]
+    chunk, record_series, num_gpus = si[I_CHUNK], si[I_RECORD], si[I_GPUS]
     inf = np.inf
     n = submit.shape[0]
     ntypes = type_free.shape[0]
@@ -324,7 +367,7 @@ def run(si, sf, chunk, record_series, num_gpus,
                     version[j] = -1
                     thr -= contrib[j] if in_contrib[j] else 0.0
                     if in_contrib[j]:
-                        in_contrib[j] = False
+                        in_contrib[j] = 0
                         ncontrib -= 1
                     if ncontrib == 0:
                         thr = 0.0
@@ -357,7 +400,7 @@ def run(si, sf, chunk, record_series, num_gpus,
                     c = rate[j] * batch[j]
                     thr += c - (contrib[j] if in_contrib[j] else 0.0)
                     if not in_contrib[j]:
-                        in_contrib[j] = True
+                        in_contrib[j] = 1
                         ncontrib += 1
                     contrib[j] = c
             events += cursor - first + popped
@@ -379,13 +422,15 @@ def run(si, sf, chunk, record_series, num_gpus,
                     break
                 got = pick(m, ty, ntypes, type_free, total_free, occ, node_free, rtf, node_first, node_count,
                            node_rack, node_type, tn_ptr, tn_nodes, rt_ptr, rt_rack, rn_ptr, rn_nodes, pick_out,
-                           cand, scratch)
+                           cand, scratch, keys)
                 if got == 0:
                     break
-                ids = np.sort(pick_out[:got])
+                ids = pick_out[:got]
+                for i in range(got):
+                    keys[i] = ids[i]
+                _sort(keys, ids, got)  # distinct ids: sorted as ``tuple(sorted(gpus))``
                 e = lookup(table, e_key, e_n, e_ptr, e_ids, jkey[j], ids, got)
                 if e < 0:
-                    pick_out[:got] = ids
                     si[I_MISS_JOB], si[I_MISS_N] = j, got
                     code = MISS
                     break
@@ -415,7 +460,7 @@ def run(si, sf, chunk, record_series, num_gpus,
                     c = r * batch[j]
                     thr += c - (contrib[j] if in_contrib[j] else 0.0)
                     if not in_contrib[j]:
-                        in_contrib[j] = True
+                        in_contrib[j] = 1
                         ncontrib += 1
                     contrib[j] = c
                 qhead += 1
