@@ -142,6 +142,5 @@ class ElasticFlow(ElasticFlowLS):
     def describe(self) -> dict:
         d = super().describe()
         d["deadline_aware"] = True
-        if self.reject != "drop":  # listed only when set, so the default's summary.json stays as it was
-            d["reject"] = self.reject
+        d["reject"] = self.reject
         return d
