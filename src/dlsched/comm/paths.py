@@ -129,7 +129,7 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
     fixed = np.full(n, -1, dtype=np.int64)  # the replayed jobs' picks, flow by flow; -1: to choose
     m = int(sum(sizes[:same]))
     last = memo.get("flat") if memo is not None else None
-    if last is not None and last[0] is prev_picks and len(last[1]) >= m:
+    if last is not None and last[0] is memo.get("jobs") and len(last[1]) >= m:
         fixed[:m] = last[1][:m]  # the same jobs open the order: their flows open last time's picks
     else:
         at = 0
@@ -148,6 +148,8 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
         greedy_per_job(job_ptr, flow_set, np.concatenate(rates), fixed, *A, cap, load, least, pick, links)
     elif n:
         greedy(flow_set, np.concatenate(rates), fixed, *A, cap, load, least, pick, links)
+    if memo is not None:  # every flow's pick, for the next call's replayed jobs (``fixed`` above)
+        memo["flat"] = (order, pick)
     out: dict[str, dict[int, int]] = {}
     at = 0
     picks_list = pick.tolist()
@@ -158,9 +160,6 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
         memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order])
         if not per_job:
             memo["links"] = (order, np.asarray(sizes, dtype=np.int64), links)
-
-    if memo is not None:  # every flow's pick, for the next call's replayed jobs (``fixed`` above)
-        memo["flat"] = (memo["picks"], pick)
     return out
 
 

@@ -272,20 +272,11 @@ class FlowContention:
         job = self._jobs.get(job_id)
         if job is None or job.level == level:
             return []
-        old, job.level = job.level, int(level)
-        # only the job's own group can change (every other group is as last solved), and a group's
-        # times depend on its levels' order alone (strict priority between levels, max-min inside
-        # one): a move that keeps every other member above, level with or below the job as before
-        # leaves its group as it was; a policy with a level per job (CRUX-PS-PA, Varys) moves a whole
-        # tail of jobs a level down at every arrival, most alone in their group
-        group = self._component(job_id)
-        if all((o.level < old) == (o.level < level) and (o.level == old) == (o.level == level)
-               for o in map(self._jobs.get, group) if o is not job):
-            return []
-        near = self._neighbours(job_id) | {job_id}  # reported as before: its neighbours and itself
-        before = {j: self._time.get(j) for j in near}
-        self._solve(group)
-        return sorted(j for j in near if self._time.get(j) != before.get(j))
+        before = self._snapshot_neighbours(job_id)
+        job.level = int(level)
+        group = self._neighbours(job_id) | {job_id}
+        self._solve_around(group)
+        return sorted(j for j in group if self._time.get(j) != before.get(j))
 
     def pin(self, job_id: str, paths: dict[int, int]) -> None:
         """Pin flows of a job (flow index -> index into ``PathTable.paths``); applies at its next ``add``."""
