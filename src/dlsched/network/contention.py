@@ -470,7 +470,12 @@ class FlowContention:
         # links that never bind stay out; each job's own narrowest link caps it (its solo rate)
         hot = self._hot
         shared = sorted({l for j in jobs for l in j.link_list if l in hot})
-        desc = [(job.total - job.comm, job.start, job.D, job.solo_rate, job.level) for job in jobs]
+        # a level enters the micro-simulation only through the order of the group's levels (strict priority
+        # by ascending level; equal levels share max-min), so the group is keyed and simulated by each
+        # level's rank among them: the same floats, and a group whose levels all moved in step (a job
+        # ranked above them elsewhere, with a level per job) is the cached shape it was
+        rank = {v: r for r, v in enumerate(sorted({job.level for job in jobs}))}
+        desc = [(job.total - job.comm, job.start, job.D, job.solo_rate, rank[job.level]) for job in jobs]
         order = sorted(range(len(group)), key=lambda i: (desc[i], group[i]))
         pos = {group[i]: k for k, i in enumerate(order)}
         rows = []
