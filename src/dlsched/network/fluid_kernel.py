@@ -5,8 +5,9 @@ Same model and rules as ``microsim``'s docstring: each job computes, starts comm
 iteration when both are done; rates are the max-min solution (strict priority levels,
 progressive filling inside a level) of the jobs communicating.  Written in Python the
 per-event work cost ~45 ms per 50-job group (issue 17's target is 10 ms); compiled, the
-whole simulation is about 1 ms, so each event simply re-solves max-min for all
-communicating jobs from scratch instead of maintaining rates incrementally.
+whole simulation is about 1 ms, so each event re-solves max-min for the communicating
+jobs instead of maintaining rates incrementally: level by level over each level's own jobs
+and links, from the first level whose jobs changed (``solve_levels``).
 
 Determinism: no fastmath, no parallelism; the same arrays give the same bits.  Importing this
 module imports numba (~0.15 CPU s, then 0.4 s to load the cached code or 5 s to compile it), so ``microsim`` imports it only when a group is simulated.
