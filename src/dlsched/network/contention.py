@@ -272,11 +272,29 @@ class FlowContention:
         job = self._jobs.get(job_id)
         if job is None or job.level == level:
             return []
+        if not self._reorders(job_id, job.level, int(level)):
+            job.level = int(level)
+            return []
         before = self._snapshot_neighbours(job_id)
         job.level = int(level)
         group = self._neighbours(job_id) | {job_id}
         self._solve_around(group)
         return sorted(j for j in group if self._time.get(j) != before.get(j))
+
+    def _reorders(self, job_id: str, old: int, new: int) -> bool:
+        """Whether moving a job from level ``old`` to ``new`` can change its group's solve.
+
+        A group is solved by its levels' ranks (``_solve``), and every change to a group solves it, so
+        its jobs' times are its cached solve under their present ranks.  Where no other job of the group
+        sits at a level from ``old`` to ``new`` (ends included), every job keeps its rank: the solve
+        would be a cache hit giving every job the time it has, so it is not run (with a level per job,
+        as CRUX-PS-PA gives, a job placed above shifts every job below it by one level)."""
+        lo, hi = (old, new) if old <= new else (new, old)
+        jobs = self._jobs
+        for o in self._component(job_id):
+            if o != job_id and lo <= jobs[o].level <= hi:
+                return True
+        return False
 
     def pin(self, job_id: str, paths: dict[int, int]) -> None:
         """Pin flows of a job (flow index -> index into ``PathTable.paths``); applies at its next ``add``."""
