@@ -72,7 +72,7 @@ def main() -> None:
         "command_cpu_s": round(m.cpu_s, 2),
         "load_avg_before": round(load0, 2),  # the whole process: less sensitive to a busy machine
         "simulation_wall_s": sim_s,  # the engine's loop, as the command prints it
-        "loop": timing.get("loop"),  # "fcfs": strict FCFS's own loop (sim/fcfs_loop.py); "general" otherwise
+        "loop": timing.get("loop"),  # "fcfs" / "fcfs-compiled": strict FCFS's own loop (sim/fcfs_loop.py); "general" otherwise
         "events": events,
         "events_per_s": round(events / sim_s) if events and sim_s else None,
         "peak_rss_gib": round(m.peak_gib, 2),

@@ -1,12 +1,14 @@
 """Reproduce Dally's headline comparisons (section V) and print them beside the paper's.
 
     python experiments/dally/run.py [--arrival batch|poisson|both] [--racks 2,4,8,16]
-                                    [--pricing tier-profile|flow] [--sensitivity] [--out DIR]
+                                    [--pricing tier-profile|flow] [--sensitivity] [--timers] [--out DIR]
 
 The experiment lives in the package (``dlsched.experiments.dally``), where
 ``dlsched reproduce dally [--quick]`` runs it too; this script picks parts of
 the grid, the pricing mode, and runs the sensitivity of the inferred priority
-formula on its own.
+formula on its own.  ``--timers`` runs the grid's points (seeds x load) with the
+auto-tuner beside fixed delay timers of 0 h to infinity and prints, per timer,
+its average JCT against the fixed 12 h (docs/dally.md, "The auto-tuner").
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def main() -> int:
     ap.add_argument("--pricing", default="tier-profile", choices=PRICING)
     ap.add_argument("--schedulers", default=",".join(SCHEDULERS))
     ap.add_argument("--sensitivity", action="store_true", help="only the priority-formula sensitivity (batch)")
+    ap.add_argument("--timers", action="store_true", help="only the fixed-timer sweep beside the auto-tuner")
     ap.add_argument("--out", type=Path, default=None, help="write every run's results under this folder")
     args = ap.parse_args()
     try:
@@ -37,6 +40,13 @@ def main() -> int:
     if any(r not in RACKS for r in racks):
         ap.error(f"--racks: shipped clusters have {', '.join(map(str, RACKS))} racks")
     try:
+        if args.timers:
+            from dlsched.experiments.dally_grid import sweep_table, timer_sweep
+
+            arrivals = tuple(ARRIVALS) if args.arrival == "both" else (args.arrival,)
+            for key, rows in timer_sweep(arrivals, racks).items():
+                print(sweep_table(key, rows))
+            return 0
         if args.sensitivity:
             for r in racks:
                 print(table(("sensitivity of the inferred priority, batch", r), sensitivity(racks=r, out=args.out)))

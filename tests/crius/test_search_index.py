@@ -105,6 +105,47 @@ def test_running_shapes_reports_every_change():
     assert set(changed) == {"j3"} and gone == {"j2"}
 
 
+def test_running_shapes_from_named_jobs_agree_with_a_full_compare():
+    """``update_some`` looks only at the jobs it is told may have changed; it gives what
+    ``update`` gives, and refuses (None) when the engine's running count shows a change it
+    was not told of.  After it, a full ``update`` still reports every change."""
+    from dlsched.policies.base import Allocation, JobState
+    from dlsched.policies.crius.common import RunningShapes
+    from dlsched.workload.job import JobSpec
+
+    cluster = Cluster.load("crius-sim")
+    jobs = {f"j{i}": JobState(JobSpec(f"j{i}", 0.0, "resnet50", 1, total_iterations=10), 10) for i in range(5)}
+    named, full = RunningShapes(), RunningShapes()
+
+    def set_gpus(**gpus):
+        for jid, g in gpus.items():
+            jobs[jid].allocation = None if g is None else Allocation.of(g)
+        return [j for j in jobs.values() if j.allocation is not None]
+
+    steps = [dict(j0=[0], j1=[1, 2]), dict(j2=[3, 4, 5, 6]), dict(j1=None, j3=[7]), dict(j2=[100, 101])]
+    for step in steps:
+        running = set_gpus(**step)
+        got = named.update_some(cluster, jobs, step, len(running))
+        assert got == full.update(cluster, running)
+        assert named.shape == full.shape
+    # a job stopped without being named: the counts disagree and the caller must compare all
+    jobs["j0"].allocation = None
+    running = [j for j in jobs.values() if j.allocation is not None]
+    assert named.update_some(cluster, jobs, (), len(running)) is None
+    # its id lists were left behind by the named updates: every running job is news (a superset
+    # of the changes, which the callers' index syncs treat as no-ops), and the departure is found
+    changed, gone = named.update(cluster, running)
+    assert set(changed) == {j.job_id for j in running} and gone == {"j0"}
+    assert full.update(cluster, running) == ({}, {"j0"})
+    assert named.shape == full.shape
+    # an empty running set after a named update is still news to ``update``
+    named.update_some(cluster, jobs, ("j4",), len(running))
+    for j in jobs.values():
+        j.allocation = None
+    changed, gone = named.update(cluster, [])
+    assert not changed and gone == {"j2", "j3"} and not named.shape
+
+
 @pytest.mark.parametrize("policy", ["crius", "crius-ddl"])
 def test_idle_rounds_skipped_without_changing_the_schedule(policy):
     """A round that changed nothing lets the simulator skip the rounds until the next event

@@ -102,3 +102,25 @@ def test_sincronia_bottlenecks_are_host_ports_not_fabric_links():
     assert port_demand(view, "A") == {0: 3.0, 3: 3.0}
     assert bssi_order(view)[-1] == "A"
     assert bssi_order(view, bottlenecks="links")[-1] == "B"
+
+
+def test_path_choice_order_is_intensity_for_crux_and_distance_for_taccl(monkeypatch):
+    # CRUX section 4.1: "from the most GPU-intensive jobs to the least"; TACCL* (footnote 3) puts the
+    # traffic with the longer transmission distance first, so its greedy takes the far job first
+    import dlsched.comm.crux as crux_mod
+    import dlsched.comm.taccl as taccl_mod
+
+    seen = {}
+
+    def record(name):
+        def choose(view, order, memo=None):
+            seen[name] = [j.job_id for j in order]
+            return {}
+        return choose
+
+    monkeypatch.setattr(crux_mod, "least_congested_per_job", record("crux"))
+    monkeypatch.setattr(taccl_mod, "least_congested_per_job", record("taccl"))
+    view = near_and_far()
+    make_comm_policy("crux", levels=8, reserved=2).assign(view)
+    make_comm_policy("taccl", levels=8, reserved=2).assign(view)
+    assert seen == {"crux": ["near", "far"], "taccl": ["far", "near"]}

@@ -14,12 +14,29 @@ from dlsched.errors import InputError
 
 
 def test_crux_specs_are_shipped():
-    assert {"crux-clos", "crux-double-sided", "crux-lingjun"} <= set(shipped_specs())
+    assert {"crux-clos", "crux-prod", "crux-double-sided", "crux-lingjun"} <= set(shipped_specs())
 
 
 def test_clos_has_the_paper_switch_counts():
     f = contention_for(Cluster.load("crux-clos"))
     assert len(f.graph.switches("tor")) == 173 and len(f.graph.switches("agg")) == 16
+
+
+def test_production_clos_has_many_hosts_per_tor_at_one_to_one():
+    # the grid's second fabric: 16 hosts under each ToR (the last 10), the paper's 16 aggregation switches,
+    # and every ToR's uplinks carry what its hosts' NICs send (1:1), as 4-port bundles per switch
+    c = Cluster.load("crux-prod")
+    g = contention_for(c).graph
+    tors, aggs = g.switches("tor"), g.switches("agg")
+    assert (len(tors), len(aggs), c.num_gpus) == (22, 16, 2768)
+    under = {t: sum(1 for h in g.hosts if any(g.layers.get(s) == "tor" and s == t for n in h.nics
+                                              for s in g.graph.successors(n))) for t in tors}
+    assert sorted(set(under.values())) == [10, 16]
+    cap = g.capacity
+    t = tors[0]
+    down = sum(cap[g.link_id(n, t)] for h in g.hosts for n in h.nics if t in g.graph.successors(n))
+    up = [i for i in range(g.num_links) if g.link_src[i] == t and g.layers.get(g.link_dst[i]) == "agg"]
+    assert len(up) == 16 * 4 and abs(sum(cap[i] for i in up) - down) < 1e-6 * down
 
 
 def test_double_sided_racks_are_tor_pairs():

@@ -46,3 +46,20 @@ def test_each_deciding_setting_prints_its_own_range():
     heads = {h.metric: h for h in trace_headlines(fake_runs(paper + deciding, busy), paper, deciding)}
     per = heads["CRUX over TACCL*"].per_setting
     assert "packed: +0.0% (not reproduced)" in per and "mixed: +7.5% (reproduced, 0 contended after crux)" in per
+
+
+def test_the_verdict_spans_every_fabric_and_each_fabric_prints_its_own():
+    # the fabric is a grid setting: one fabric's tie must not hide the other's gain, nor pass as reproduced
+    paper = [GridPoint(s, l, f) for f in ("crux-clos", "crux-prod") for s in (0, 1, 2) for l in (0.5, 1.0, 2.0)]
+
+    def busy(p, c):
+        if c == "taccl":
+            return 0.86 if p.setting == "crux-clos" else 0.70  # ties CRUX on one fabric only
+        return 0.86 if c.startswith("crux") else 0.70
+
+    heads = {h.metric: h for h in trace_headlines(fake_runs(paper, busy), paper, [])}
+    h = heads["CRUX over TACCL*"]
+    assert h.verdict == "mixed (9/18)"
+    assert "crux-clos: +0.0% (not reproduced 0/9" in h.per_setting
+    assert "crux-prod: +22.9% (reproduced 9/9" in h.per_setting
+    assert heads["CRUX over Sincronia"].verdict == "reproduced (18/18)"

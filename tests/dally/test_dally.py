@@ -72,6 +72,26 @@ def test_the_rack_timer_is_only_asked_for_once_the_machine_timer_ran_out():
     assert counts["rack"]["evaluations"] < counts["machine"]["evaluations"]
 
 
+@pytest.mark.parametrize("rack_wait,recorded", [("stage", 0.0), ("whole", 12 * H)])
+def test_a_rack_acceptance_records_the_wait_since_the_machine_timer_ran_out(rack_wait, recorded):
+    # the big job waits out its 12 h machine timer (no history yet) and takes a rack at once: the rack
+    # timer runs after the machine timer, so the rack list learns the rack stage's wait (0 s), not 12 h
+    p = make_policy("dally", preempt=False, rack_wait=rack_wait)
+    recs, _ = _run(p, _blocked_scene())
+    assert recs["big"].first_start == pytest.approx(10.0 + 12 * H, abs=1.0)
+    assert [w for _, w in p._tuner._waits[("rack", 8)]] == [pytest.approx(recorded, abs=1.0)]
+
+
+def test_manual_timers_take_their_length_from_the_option():
+    recs, _ = _run(make_policy("dally-manual", preempt=False, manual_h=1.0), _blocked_scene())
+    assert recs["big"].first_start == pytest.approx(10.0 + 1 * H, abs=1.0)
+
+
+def test_bad_rack_wait_is_a_clear_error():
+    with pytest.raises(InputError, match="rack_wait"):
+        make_policy("dally", rack_wait="half")
+
+
 @pytest.mark.parametrize("name,start", [("dally-nowait", 10.0), ("dally-manual", 10.0 + 12 * H),
                                         ("dally", 10.0 + 12 * H), ("dally-consolidated", 48 * H)])
 def test_delay_timers_decide_when_a_rack_offer_is_taken(name, start):

@@ -127,3 +127,16 @@ def test_claims_stated_for_some_racks_are_judged_there_only():
     worse = next(r for r in results if r.headline.name == "avg JCT worse than Gandiva (2 racks)")
     assert worse.headline.direction.holds(-5.0) and not worse.headline.direction.holds(5.0)
     assert all(p.setting == "2 racks" for r in results for p in r.values)
+
+
+def test_timer_sweep_table_counts_points_against_the_12_h_timers():
+    from dlsched.experiments.dally_grid import sweep_label, sweep_table
+
+    rows = {"auto-tuned (dally)": [10.0, 30.0], sweep_label(12.0): [20.0, 20.0],
+            sweep_label(float("inf")): [10.0, 20.0]}
+    lines = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:6]]
+             for ln in sweep_table(("batch", 2), rows).splitlines() if ln.startswith("| ") and "timers" not in ln}
+    # mean ratio to 12 h, points better, points worse, points within 0.1% of the best
+    assert lines["auto-tuned (dally)"] == ["1.000", "1", "1", "1"]
+    assert lines["fixed 12 h"] == ["1.000", "0", "0", "1"]
+    assert lines["fullyConsolidated (inf)"] == ["0.750", "1", "0", "2"]

@@ -7,6 +7,8 @@ import io
 import math
 import random
 
+import pytest
+
 from dlsched.cluster import Cluster
 from dlsched.policies.registry import make_policy
 from dlsched.report.columns import fmt_value, write_rows
@@ -25,9 +27,17 @@ def _reference(rows) -> str:
     return buf.getvalue()
 
 
-def _columnar(rows) -> str:
+@pytest.fixture(params=["numpy", "compiled"])
+def compiled(request):
+    """Both writers: numpy's byte matrices and the compiled one (report/csv_kernel.py)."""
+    if request.param == "compiled":
+        pytest.importorskip("numba")
+    return request.param == "compiled"
+
+
+def _columnar(rows, compiled=False) -> str:
     buf = io.BytesIO()
-    write_rows(buf, [list(c) for c in zip(*rows)] if rows else [], "utf-8")
+    write_rows(buf, [list(c) for c in zip(*rows)] if rows else [], "utf-8", compiled=compiled)
     return buf.getvalue().decode("utf-8")
 
 
@@ -52,23 +62,26 @@ def _hard_floats(rng: random.Random, n: int) -> list:
     return out
 
 
-def test_float_columns_match_the_csv_module():
+def test_float_columns_match_the_csv_module(compiled):
     rng = random.Random(7)
     vals = _hard_floats(rng, 20_000)
     assert set(map(type, vals)) == {float, type(None)}  # the fast path's column, not the mixed one
     rows = [(v, 0) for v in vals]  # two fields: csv quotes the empty field of a one-field row
-    assert _columnar(rows) == _reference(rows)
+    assert _columnar(rows, compiled) == _reference(rows)
 
 
-def test_mixed_and_quoted_columns_match():
+def test_mixed_and_quoted_columns_match(compiled):
     rows = [("a,b", 1, 2.5, None, 'say "hi"', True, 3),
             ("plain", 2, 3, 1.0, "line\nbreak", False, 4.25),
             ("", -3, None, -0.0, "cr\rhere", None, "x"),
             ("ünï", 10**20, 1e-5, 5e-324, "", 0, -7)]
-    assert _columnar(rows) == _reference(rows)
+    assert _columnar(rows, compiled) == _reference(rows)
 
 
-def test_results_files_equal_the_old_writer(tmp_path):
+def test_results_files_equal_the_old_writer(tmp_path, compiled, monkeypatch):
+    from dlsched.report import io as report_io
+
+    monkeypatch.setattr(report_io, "COMPILED_ROWS", 0 if compiled else 10**12)
     cluster = Cluster.load("crius-sim")
     jobs = philly_like(cluster, n_jobs=600, days=0.7, seed=3)
     res = Simulator(cluster, make_policy("fcfs-backfill"), jobs, config=SimConfig(seed=3)).run()
@@ -79,11 +92,11 @@ def test_results_files_equal_the_old_writer(tmp_path):
     assert (out / "series.csv").read_text() == ",".join(cols) + "\n" + _reference(list(zip(*cols.values())))
 
 
-def test_int_string_and_empty_columns_match():
+def test_int_string_and_empty_columns_match(compiled):
     rng = random.Random(3)
     ints = [0, -1, 9, 10, -10**17, 10**17 - 1] + [rng.randint(-10**12, 10**12) for _ in range(2000)]
     strs = ["a", "", "b,c", "n\0ul", "x" * 40] + [str(rng.random()) for _ in range(len(ints) - 5)]
     rows = [(i, s, None, float(i), "") for i, s in zip(ints, strs)]
-    assert _columnar(rows) == _reference(rows)
+    assert _columnar(rows, compiled) == _reference(rows)
     rows = [(i, s) for i, s in zip(ints, strs) if "\0" not in s]
-    assert _columnar(rows) == _reference(rows)
+    assert _columnar(rows, compiled) == _reference(rows)

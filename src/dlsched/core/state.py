@@ -25,6 +25,7 @@ from dlsched.core.actions import PLACEMENTS, Action
 from dlsched.core.contention import Contention
 from dlsched.core.costs import EngineCosts, classify, default_cost, slice_switch_cost
 from dlsched.core.events import CoreEvent
+from dlsched.core.late_jobs import LateJobs, Merged
 from dlsched.core.records import job_record
 from dlsched.errors import InvariantError
 from dlsched.perf.base import PerfModel
@@ -79,6 +80,7 @@ class ExecutionCore:
         self.records: list[JobRecord] = []
         self.events: list[CoreEvent] | None = [] if record_events else None
         self._queue_sorted = True
+        self._late = LateJobs()  # suspended jobs not yet in the queue's order (``queued``)
         self.view = ClusterView(cluster, self.free, self.jobs, perf, 0.0, queue_fn=self.queued,
                                 running=self.running)
         # only _place and _stop price an exclusive job then (_reprice needs contention or sharing)
@@ -92,11 +94,15 @@ class ExecutionCore:
         A read-only view of the queue, not a copy: a long backlog costs nothing
         to a policy that looks only at its head.
         """
-        if not self._queue_sorted:
+        late = self._late
+        if late and self._queue_sorted and not late.due(len(self.queue)):
+            return Merged(self.queue, late)  # the few suspended jobs merged in as it is read
+        if not self._queue_sorted or late:
             order = sorted(self.queue.values(), key=lambda j: (j.spec.submit_time, j.spec.job_id))
             self.queue.clear()
             self.queue.update((j.job_id, j) for j in order)
             self._queue_sorted = True
+            late.clear()
         return self.queue.values()
 
     def _log(self, now: float, job_id: str, kind: str, gpus=(), cost: float = 0.0, detail: str = "") -> None:
@@ -134,6 +140,7 @@ class ExecutionCore:
         or failed for good); ``adopt`` takes it back in."""
         del self.jobs[job.job_id]
         self.queue.pop(job.job_id, None)
+        self._late.discard(job.job_id)
 
     def ready(self, job: JobState, now: float) -> None:
         """The job's overhead is paid: progress begins."""
@@ -182,7 +189,7 @@ class ExecutionCore:
         job.restarts += 1
         job.queued_since = now
         self.queue[job.job_id] = job
-        self._queue_sorted = False
+        self._late.add(job)  # out of order at the end: merged in when read (``queued``)
         actions.append(Action("suspend", job.job_id, (), gpus))
         self._log(now, job.job_id, "suspend", gpus)
         return actions
@@ -202,6 +209,7 @@ class ExecutionCore:
         jid = job.spec.job_id
         del self.jobs[jid]
         self.queue.pop(jid, None)  # a finished job left the queue when it started
+        self._late.discard(jid)
         self.comm_per_iter.pop(jid, None)
         if status != "unfinished":
             job.status = JobStatus.FINISHED if status == "finished" else JobStatus.DROPPED
@@ -296,6 +304,8 @@ class ExecutionCore:
         if old is None:
             job.queued_time += now - job.queued_since
             del self.queue[jid]
+            if self._late:
+                self._late.discard(jid)
         elif kind == "migrate":
             job.migrations += 1
         elif kind == "resize":
@@ -427,6 +437,8 @@ class ExecutionCore:
 
     def snapshot(self):
         """The state a policy must not change inside ``schedule`` (debug mode compares two)."""
+        self._late.clear()
+        self._queue_sorted = False
         self.queued()  # the queue is sorted lazily; sorting it is not a state change
         jobs = tuple((j.job_id, j.status, j.allocation, j.done_iterations, j.rate, j.ready_at)
                      for j in self.jobs.values())

@@ -6,8 +6,8 @@ Three parts, each printing ours beside the paper's:
 - section 6.2 testbed cases on ``crux-testbed``: GPU utilisation of the jobs
   together under ECMP and under CRUX, and of each job alone;
 - section 6.3 trace simulation (full run only): GPU compute utilisation of every
-  communication policy with each job policy of ``JOB_POLICIES`` on the 2,768-GPU
-  Clos (the shipped ``crux-clos`` spec), and the double-sided and Lingjun specs by ``experiments/crux/trace_grid.py``.
+  communication policy on two 2,768-GPU Clos fabrics (the shipped ``crux-clos`` and
+  ``crux-prod`` specs, ``SETTINGS``) over seeds x load, and the double-sided and Lingjun specs by ``experiments/crux/trace_grid.py``.
 
 ``JOB_POLICIES`` is the one list of job policies the trace part runs.
 """
@@ -159,7 +159,7 @@ def write_trace(path: Path, jobs: int, days: float, gpus_total: int = 2768, load
 
 
 # spec -> (GPUs, largest job): the paper's fabrics, and the 96-GPU testbed as a small check
-TOPOLOGIES = {"crux-clos": (2768, None), "crux-double-sided": (2784, None), "crux-lingjun": (6776, None),
+TOPOLOGIES = {"crux-clos": (2768, None), "crux-prod": (2768, None), "crux-double-sided": (2784, None), "crux-lingjun": (6776, None),
               "crux-testbed": (96, 32)}
 
 
@@ -235,23 +235,31 @@ def trace_runs(out_dir: Path, jobs: int, days: float, cluster: str = "crux-clos"
 
 # ---------------------------------------------------------------- section 6.3 over a grid
 
-# The paper's setting for the trace part: the 2,768-GPU two-layer Clos at 1:1, FCFS placing jobs on the
-# first free GPUs (the production cluster's fragmentation, docs/crux.md), over seeds x load.  The trace
-# is the generator's, at the arrival rate of its two-week trace (300 jobs a day on this cluster) but 16
-# hours long, so the 9-point grid with every scheduler fits the command's 10-minute budget.
-GRID_CLUSTER, GRID_GPUS, GRID_JOBS, GRID_DAYS = "crux-clos", 2768, 200, 16 / 24
+# The paper's setting for the trace part: a two-layer Clos at 1:1, FCFS placing jobs on the first free
+# GPUs (the production cluster's fragmentation, docs/crux.md), over seeds x load x the fabric.  The trace
+# is the generator's, at the arrival rate of its two-week trace (300 jobs a day on these clusters) but 16
+# hours long, so the grid with every scheduler fits the command's 10-minute budget.
+GRID_GPUS, GRID_JOBS, GRID_DAYS = 2768, 200, 16 / 24
+GRID_CLUSTER = "crux-clos"  # the deciding settings' fabric (whole hosts, packed)
 GRID_LOAD = 0.6  # share of the GPUs the arrivals fill at load x1 (the generator's default)
 # Varys is not in the paper's trace comparison (only in its section 4.4): ``trace_grid.py --comm varys``
 GRID_COMMS = ["ecmp", "crux-pa", "crux-ps", "crux-ps-pa", "crux", "sincronia", "taccl", "cassini"]
 # crux compressed to fewer levels than the fabric's 6 usable ones (--comm-levels K, 2 reserved)
 COMPRESSED = {"crux@2": 4}
-# The paper's setting: first-free placement of the fragmented size mix (``FRAGMENTED_GPUS``), where jobs share
-# hosts' NICs, so contention survives path choice as the paper's Fig. 24 shows it.  Beside it, the settings
-# that decide the gain: whole-host jobs first-free ("hosts": free GPUs stay whole hosts, path choice leaves
-# nothing contended on this Clos) and packed placement ("packed": nothing meets at all).
-PAPER_SETTING, DECIDING = "fragmented", "packed"
-SETTINGS = {"fragmented": ("first-free", "fragmented"), "packed": ("packed", "hosts"),
-            "hosts": ("first-free", "hosts"), "mixed": ("first-free", "mixed")}
+# setting -> (placement, job sizes, cluster spec).  The paper's setting is first-free placement of the
+# fragmented size mix (``FRAGMENTED_GPUS``), where jobs share hosts' NICs, as its Fig. 24 shows; the
+# grid runs it on two fabrics, the setting that decides how much contention survives path choice:
+# ``crux-clos`` (the paper's 173 ToRs and 16 aggregation switches, two hosts per ToR: ours) and
+# ``crux-prod`` (production-like: 16 hosts per ToR, the same 16 aggregation switches and 1:1; ours,
+# from what the seed says of its production cluster, the spec's header).  Beside them, on crux-clos at
+# one point: whole-host jobs first-free ("hosts": free GPUs stay whole hosts, path choice leaves nothing
+# contended) and packed placement ("packed": nothing meets at all).
+SETTINGS = {"crux-clos": ("first-free", "fragmented", "crux-clos"),
+            "crux-prod": ("first-free", "fragmented", "crux-prod"),
+            "packed": ("packed", "hosts", GRID_CLUSTER), "hosts": ("first-free", "hosts", GRID_CLUSTER),
+            "mixed": ("first-free", "mixed", GRID_CLUSTER)}
+PAPER_SETTINGS = ("crux-clos", "crux-prod")
+DECIDING = "packed"
 DECIDING_SETTINGS = (DECIDING, "hosts")
 PAPER_CLOS_GAIN = 13.0  # Fig. 23(a): CRUX +13% to +23% GPU utilisation over the baselines on the Clos
 # section 6.3 on Fig. 24: on the trace's first day CRUX-PA (priorities alone, ECMP paths) over Sincronia,
@@ -267,11 +275,11 @@ def _one_run(job: tuple) -> tuple[tuple, dict]:
     from dlsched.run.spec import ClusterSpec, NetworkSpec, PolicySpec, RunSpec, WorkloadSpec
 
     key, out, trace, setting, seed, comm, levels = job
-    placement = SETTINGS[setting][0]
+    placement, _, cluster = SETTINGS[setting]
     d = Path(out)
     if not (d / "timing.json").exists():
         execute(RunSpec(workload=WorkloadSpec(trace=str(trace), fit_requests=True),
-                        cluster=ClusterSpec(GRID_CLUSTER, placement), policy=PolicySpec("fcfs"),
+                        cluster=ClusterSpec(cluster, placement), policy=PolicySpec("fcfs"),
                         network=NetworkSpec(comm=comm, comm_levels=levels), seed=seed), d)
     return key, run_metrics(d)
 
@@ -333,31 +341,45 @@ TRACE_HEADLINES = [
 ]
 
 
+def _left(runs: dict, points, comm: str) -> int:
+    """Placements still contended after ``comm``'s answer, summed over ``points``."""
+    return sum(runs[(p, comm)].get("contended_after_policy", 0) for p in points if (p, comm) in runs)
+
+
 def trace_headlines(runs: dict, paper_points, deciding_points) -> list:
-    """Per headline: range and verdict over the paper's setting; the deciding setting's range beside it."""
+    """Per headline: range and verdict over the paper's setting on every fabric (the whole grid), each
+    fabric's range apart, the deciding settings' ranges beside."""
     from dlsched.experiments.grid import (PCT_POSITIVE, GridHeadline, GridResult, fmt_range, verdict)
     from dlsched.experiments.registry import Headline
 
+    fabrics = list(dict.fromkeys(p.setting for p in paper_points))
     heads = []
     for name, a, b, ours, *figure in TRACE_HEADLINES:
-        gh = GridHeadline("6.3 trace, crux-clos 1:1", name, figure[0] if figure else PAPER_CLOS_GAIN, "%", METRIC,
-                          PCT_POSITIVE, "Fig. 24" if figure else "Fig. 23(a)", ours_label=ours)
+        gh = GridHeadline(f"6.3 trace, {' + '.join(fabrics)} 1:1", name, figure[0] if figure else PAPER_CLOS_GAIN,
+                          "%", METRIC, PCT_POSITIVE, "Fig. 24" if figure else "Fig. 23(a)", ours_label=ours)
         r = GridResult(gh, {p: _gain(runs, p, a, b) for p in paper_points})
-        per = f"{PAPER_SETTING}: {fmt_range(r.lo, r.hi, '%')} ({r.verdict})"
+        parts = []
+        for setting in fabrics:
+            pts = [p for p in paper_points if p.setting == setting]
+            vals = [r.values[p] for p in pts]
+            got = [v for v in vals if v is not None]
+            held = sum(PCT_POSITIVE.holds(v) for v in vals)
+            rng = fmt_range(min(got), max(got), "%") if got else "-"
+            parts.append(f"{setting}: {rng} ({verdict(vals, PCT_POSITIVE)} {held}/{len(vals)}, "
+                         f"{_left(runs, pts, a)} contended after {a})")
         for setting in dict.fromkeys(p.setting for p in deciding_points):
-            dec = [v for p in deciding_points if p.setting == setting and (v := _gain(runs, p, a, b)) is not None]
+            pts = [p for p in deciding_points if p.setting == setting]
+            dec = [v for p in pts if (v := _gain(runs, p, a, b)) is not None]
             if dec:
-                left = sum(runs[(p, a)].get("contended_after_policy", 0) for p in deciding_points
-                           if p.setting == setting and (p, a) in runs)
-                per += f"; {setting}: {fmt_range(min(dec), max(dec), '%')} ({verdict(dec, PCT_POSITIVE)}"
-                per += f", {left} contended after {a})" if setting != DECIDING else ")"
-        left = sum(runs[(p, a)]["contended_after_policy"] for p in paper_points if (p, a) in runs)
+                tail = f", {_left(runs, pts, a)} contended after {a})" if setting != DECIDING else ")"
+                parts.append(f"{setting}: {fmt_range(min(dec), max(dec), '%')} ({verdict(dec, PCT_POSITIVE)}{tail}")
         said = (f"CRUX-PA +{figure[0]:g}% on the trace's first day" if figure else "CRUX +13..23% over the baselines")
-        note = (f"paper: {said}; {len(paper_points)} points (seeds x load "
-                f"x0.5/x1/x2), FCFS, {GRID_JOBS} jobs; {a}: {left} placements still contended after the policy")
+        note = (f"paper: {said}; {len(paper_points)} points ({' and '.join(fabrics)} x seeds x load "
+                f"x0.5/x1/x2), FCFS first-free, {GRID_JOBS} jobs; {a}: {_left(runs, paper_points, a)} placements "
+                f"still contended after the policy")
         heads.append(Headline(gh.scenario, f"[ours] {name}" if ours else name, gh.paper, r.median, "%", note,
                               lo=r.lo, hi=r.hi, verdict=f"{r.verdict} ({r.held}/{len(r.values)})",
-                              per_setting=per))
+                              per_setting="; ".join(parts)))
     return heads
 
 
@@ -402,7 +424,7 @@ def _run(quick: bool, out_dir: Path, progress=None, workers: int = 2) -> list[He
                               0.0, float(np.median(pa)), "%", "the paper credits priorities, gives no ablation figure "
                               "on the testbed", lo=min(pa), hi=max(pa), verdict=f"{v} ({held}/{len(pa)})"))
     if not quick:
-        paper_pts = GridSpec(SEEDS, LOADS, (PAPER_SETTING,)).points()
+        paper_pts = GridSpec(SEEDS, LOADS, PAPER_SETTINGS).points()
         deciding_pts = [GridPoint(0, 1.0, setting) for setting in DECIDING_SETTINGS]
         runs = grid_runs(out_dir / "trace", paper_pts + deciding_pts, workers=workers, progress=progress)
         (out_dir / "trace-grid.json").write_text(json.dumps(
@@ -414,7 +436,7 @@ def _run(quick: bool, out_dir: Path, progress=None, workers: int = 2) -> list[He
 
 
 def _plan(quick: bool) -> tuple[int, float]:
-    runs = 5 + (9 + len(DECIDING_SETTINGS)) * (len(GRID_COMMS) + len(COMPRESSED))
+    runs = 5 + (9 * len(PAPER_SETTINGS) + len(DECIDING_SETTINGS)) * (len(GRID_COMMS) + len(COMPRESSED))
     return (5, 90.0) if quick else (runs, 600.0)
 
 

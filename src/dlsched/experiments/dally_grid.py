@@ -189,3 +189,49 @@ def wins(runs: dict, column: str = "avg_jct_h", among=GRID_SCHEDULERS[:4]) -> di
         best = min(among, key=lambda s: rows[s][column])
         out[best] += 1
     return out
+
+
+# fixed timers swept against the auto-tuner: what any timer setting could gain in this workload
+SWEEP_HOURS = (0.0, 1.0, 3.0, 6.0, 12.0, 24.0, 48.0, float("inf"))
+
+
+def sweep_label(h: float) -> str:
+    return "noWait (0 h)" if h == 0 else "fullyConsolidated (inf)" if h == float("inf") else f"fixed {h:g} h"
+
+
+def timer_sweep(arrivals=("batch", "poisson"), racks=FULL_RACKS, seeds=(0, 1, 2), loads=(0.5, 1.0, 2.0),
+                hours=SWEEP_HOURS, column: str = "avg_jct_h", progress=None) -> dict:
+    """{(arrival, racks): {label: [value per point]}}: the auto-tuned ``dally`` beside fixed timers of
+    each length (``dally-manual`` with ``manual_h``; 0 h is Dally-noWait, inf Dally-fullyConsolidated)."""
+    out: dict = {}
+    for a in arrivals:
+        for r in racks:
+            cluster = Cluster.load(f"dally-{r}racks")
+            rows = out.setdefault((a, r), {})
+            for s in seeds:
+                for load in loads:
+                    jobs = exp.workload(a, cluster, seed=s, n_jobs=GRID_JOBS[a], load=load)
+                    runs = [("auto-tuned (dally)", "dally", {})]
+                    for h in hours:
+                        pol = "dally-nowait" if h == 0 else "dally-consolidated" if h == float("inf") else "dally-manual"
+                        runs.append((sweep_label(h), pol, {"manual_h": h} if pol == "dally-manual" else {}))
+                    for label, pol, opts in runs:
+                        rows.setdefault(label, []).append(exp.run_one(a, r, pol, options=opts, jobs=jobs)[column])
+                        if progress is not None:
+                            progress(f"{a} {r} racks seed {s} x{load:g} {label}")
+    return out
+
+
+def sweep_table(key, rows: dict, ref: str = "fixed 12 h") -> str:
+    """Per timer: mean of value / the 12 h value, points better / worse than 12 h, points it is best."""
+    a, r = key
+    n = len(rows[ref])
+    best = [min(rows[lab][i] for lab in rows) for i in range(n)]
+    lines = [f"**{a}, {r} racks: average JCT by delay timer, {n} points** (ratio to fixed 12 h; best: within "
+             "0.1% of the lowest)", "", "| timers | mean ratio | better than 12 h | worse | best |",
+             "|---|---|---|---|---|"]
+    for lab, vals in rows.items():
+        ratio = [v / b for v, b in zip(vals, rows[ref])]
+        lines.append(f"| {lab} | {sum(ratio) / n:.3f} | {sum(x < 0.999 for x in ratio)} | "
+                     f"{sum(x > 1.001 for x in ratio)} | {sum(v <= m * 1.001 for v, m in zip(vals, best))} |")
+    return "\n".join(lines + [""])

@@ -74,7 +74,16 @@ every column's value reset, and HiGHS re-solves from the basis it kept (a few si
 round instead of a cold solve's hundreds).  Its optimum's value is the cold solve's, but where the
 LP has several optimal vertices the kept basis leads to another one, so decisions differ at ties
 (average JCT within 3% either way on the runs in docs/crius.md, "Speed"); ``lp="cold"`` builds
-a fresh model each round, the former path, byte for byte.  HiGHS prints nothing
+a fresh model each round, the former path, byte for byte.  ``lp="priced"`` (ours, not the
+Sia paper's; ``PricedAssignmentLP``) keeps that hot model but with only the columns LP pricing
+asks for: after each solve every column left out is priced with the optimum's duals and those
+that would improve it join until none does, so every solve reaches the whole LP's optimum
+value, from a model of a few columns a job instead of about 20; its vertex, and so decisions at
+ties, can differ from ``hot``'s (docs/crius.md, "Speed": the benchmark's results within 0.2%,
+the testbed's average JCT 6-15% higher), so it is an option, not the default.  The running
+jobs' shapes are kept across rounds (``RunningShapes``: only the jobs that started, moved or
+left are looked at), so a round that finds nothing to re-solve costs no loop over the running
+jobs.  HiGHS prints nothing
 (``output_flag`` off, and the MIP's options above), so no output is redirected.
 """
 
@@ -89,8 +98,10 @@ from dlsched.errors import InputError
 from dlsched.core.feasible import shape_runs
 from dlsched.perf.parallel.adaptive import shared_estimator
 from dlsched.policies.base import ClusterView, Decision, JobPolicy, JobState, JobStatus
-from dlsched.policies.crius.common import MAX_GPUS_PER_JOB, Shape, apply_targets, power_counts, resolve_type, shape_of
-from dlsched.policies.gavel.highs_lp import HotAssignmentLP, assignment_columns, pass_box_model, solve_box_lp_value
+from dlsched.policies.crius.common import (MAX_GPUS_PER_JOB, RunningShapes, Shape, apply_targets, power_counts,
+                                           resolve_type)
+from dlsched.policies.gavel.highs_lp import (HotAssignmentLP, PricedAssignmentLP, assignment_columns, pass_box_model,
+                                             solve_box_lp_value)
 from dlsched.policies.gavel.highs_lp import binding as highs_binding
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -185,7 +196,9 @@ class Sia(ChargesReplanning, JobPolicy):
         PolicyOption("resolve_s", float, 600.0, "re-solve an unchanged cluster at most this often (seconds)",
                      positive=True),
         PolicyOption("lp", str, "hot", "'hot': one HiGHS model edited and re-solved from its last basis each "
-                     "round (same optimum, ties may go another way); 'cold': a fresh model each round"),
+                     "round (same optimum, ties may go another way); 'cold': a fresh model each round; "
+                     "'priced' (ours): 'hot' with only the columns LP pricing asks for in the model "
+                     "(column generation: the same optimum value, ties may go another way)"),
         *COST_OPTIONS,
     )
 
@@ -196,8 +209,8 @@ class Sia(ChargesReplanning, JobPolicy):
         self.window = window
         self.power = power
         self.resolve_s = resolve_s
-        if lp not in ("hot", "cold"):
-            raise InputError(f"lp: must be one of hot, cold, got {lp!r}", field="--option")
+        if lp not in ("hot", "cold", "priced"):
+            raise InputError(f"lp: must be one of hot, cold, priced, got {lp!r}", field="--option")
         self.lp = lp
         self.set_costs(costs, plan_s)
         self.reset()
@@ -206,10 +219,13 @@ class Sia(ChargesReplanning, JobPolicy):
         self._configs: dict[tuple, Configs] = {}  # shape key -> configurations (goodput ** power inside)
         self._perf = None  # the engine's perf model, for which configurations can run (set each round)
         self._costs: dict[tuple, np.ndarray] = {}  # shape key -> re-planning seconds per configuration
-        # (candidates and the shapes the last solve left them in, time of that solve)
-        self._expect: tuple[frozenset, float] | None = None
+        # (the running jobs' shapes the last solve left, the candidates it left waiting, its time)
+        self._expect: tuple[dict, frozenset, float] | None = None
         self._settled = False  # the last round found every job at its best with none waiting
-        self._hot: HotAssignmentLP | None = None  # the kept HiGHS model (lp="hot")
+        self._hot: HotAssignmentLP | PricedAssignmentLP | None = None  # the kept HiGHS model (lp="hot", "priced")
+        self._rs = RunningShapes()  # running jobs' shapes, kept across rounds
+        self._top: dict[str, bool] = {}  # running job -> whether it is on its top-goodput configuration
+        self._cur_idx: dict[str, int] = {}  # running job -> its shape's index among its configurations
         self.solves = 0
         self.mip_solves = 0  # solves whose relaxation was fractional and small enough for the MIP
         self._bound_sum = self._value_sum = self._worst_gap = 0.0  # LP bound vs what was chosen
@@ -255,36 +271,39 @@ class Sia(ChargesReplanning, JobPolicy):
                 factor[off + k] = 1.0 + KEEP_EDGE
         return np.concatenate([c.goodput for c in confs]) * factor
 
-    def _solve_hot(self, cluster: Cluster, cands: list[JobState], cur: list[Shape | None], confs: list[Configs],
-                   now: float) -> "Solved | None":
-        """The round's ILP on the kept HiGHS model (``lp="hot"``): the same columns and values as
-        ``_values`` builds, in the model's order; the same rounding and MIP step after the LP."""
+    def _solve_hot(self, cluster: Cluster, view_jobs: dict[str, JobState], waiting: list[JobState], now: float
+                   ) -> "tuple[dict[str, Shape], Solved] | None":
+        """The round's ILP on the kept HiGHS model (``lp="hot"`` or ``"priced"``): the same columns and
+        values as ``_values`` builds, in the model's order; the same rounding and MIP step after the
+        LP.  Returns the chosen shapes by job id, and the solution.
+
+        The running jobs are ``self._rs``'s, in no particular order: the model only needs the order
+        of the jobs it does not hold yet, which are given in the candidates' order (running by
+        submission, then waiting), so the model is the one a sorted candidate list builds."""
         capacity = np.asarray(cluster.type_gpus, dtype=float)
         lp = self._hot
         if lp is None:
-            lp = self._hot = HotAssignmentLP(capacity)
-        ids = [j.job_id for j in cands]
-        by_id = {i: (j, c) for i, j, c in zip(ids, cands, confs)}
+            lp = self._hot = (PricedAssignmentLP if self.lp == "priced" else HotAssignmentLP)(capacity)
+        row_of = lp.row_of
+        held = self._rs.shape.keys()  # the running jobs' ids
+        all_jobs = view_jobs
+        new_running = sorted((all_jobs[k] for k in held - row_of.keys()), key=lambda j: (j.spec.submit_time, j.job_id))
+        jobs = {j.job_id: j for j in (*new_running, *waiting)}
+        ids = [*jobs, *(held & row_of.keys())]
 
         def columns(k):
-            j, c = by_id[k]
-            return {"type": c.types, "count": c.counts, "goodput": c.goodput, "cost": self._costs_of(cluster, j, c)}
+            j = jobs[k]
+            c = self._configs_of(cluster, j)
+            return {"type": c.types, "count": c.counts, "goodput": c.goodput, "cost": self._costs_of(cluster, j, c),
+                    "submit": np.full(len(c.shapes), j.spec.submit_time)}
 
         lp.sync(ids, columns)
         n = len(lp.rows)
-        age = np.empty(n)
-        running = np.zeros(n, dtype=bool)
-        current = np.full(n, -1, dtype=np.int64)
-        row_of = lp.row_of
-        for j, s, c in zip(cands, cur, confs):
-            r = row_of[j.job_id]
-            age[r] = max(now - j.spec.submit_time, 0.0)
-            if s is not None:
-                running[r] = True
-                current[r] = c.index(s)
+        cur_idx = self._cur_idx
+        current = np.fromiter((cur_idx.get(k, -2) for k in lp.rows), dtype=np.int64, count=n)
         col_job = lp.col_job
-        ages = age[col_job]
-        costs = np.where(running[col_job], lp.data["cost"], 0.0)
+        ages = np.maximum(now - lp.data["submit"], 0.0)
+        costs = np.where((current >= -1)[col_job], lp.data["cost"], 0.0)  # -1: running, shape not a column
         total = ages + costs
         factor = np.divide(ages, total, out=np.ones_like(total), where=total > 0)
         starts = np.searchsorted(col_job, np.arange(n))  # each job's columns are contiguous, in row order
@@ -298,41 +317,60 @@ class Sia(ChargesReplanning, JobPolicy):
         sol = solve(capacity, n, col_job, lp.data["type"], lp.data["count"], value, lp_sol=lp_sol)
         if sol is None:
             return None
-        index = {i: k for k, i in enumerate(ids)}
-        return Solved({index[lp.rows[r]]: shape for r, shape in sol.chosen.items()}, sol.value, sol.bound, sol.mip)
+        rows = lp.rows
+        return {rows[r]: shape for r, shape in sol.chosen.items()}, sol
 
     def rounds_idle(self) -> bool:
         return self._settled
+
+    def _track(self, cluster: Cluster, running: list[JobState]) -> dict[str, Shape]:
+        """Running jobs' shapes (job id -> shape), the index of each among its configurations
+        (``self._cur_idx``) and whether it is the top-goodput one (``self._top``), brought up to date
+        from the jobs that started, changed or left since the last call: the same answers as deriving
+        every running job's shape each round, without the loop."""
+        changed, gone = self._rs.update(cluster, running)
+        for jid in gone:
+            del self._top[jid], self._cur_idx[jid]
+        for jid, job in changed.items():
+            c = self._configs_of(cluster, job)
+            shape = self._rs.shape[jid]
+            self._top[jid] = _at_best(c, shape)
+            self._cur_idx[jid] = c.index(shape)
+        return self._rs.shape
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         self._perf = view.perf
         self._settled = False
         cluster = view.cluster
-        running = sorted(view.running(), key=lambda j: (j.spec.submit_time, j.job_id))
+        running = view.running()
+        shapes = self._track(cluster, running)
         waiting = []
         for job in view.queued():
             if len(waiting) >= self.window:
                 break
             waiting.append(job)
-        cands = running + waiting
-        if not cands:
+        if not shapes and not waiting:
             return Decision()
-        cur = [shape_of(cluster, j) for j in running] + [None] * len(waiting)
-        state = frozenset((j.job_id, s) for j, s in zip(cands, cur))
         # the candidates are where the last solve left them: re-solving now gives that answer again
         # (the jobs it moved now count their new configuration as current, which only raises its
         # value), but for the restart factors' slow growth with age, so re-solve at most every
-        # ``resolve_s`` then
-        if self._expect is not None and self._expect[0] == state and now - self._expect[1] < self.resolve_s:
+        # ``resolve_s`` then.  (The running jobs' shapes as a dict and the waiting ones' ids as a
+        # set: the same test as comparing every candidate's (id, shape or None), without building them.)
+        exp = self._expect
+        waiting_ids = frozenset(j.job_id for j in waiting)
+        if exp is not None and now - exp[2] < self.resolve_s and exp[0] == shapes and exp[1] == waiting_ids:
             return Decision()
-        confs = [self._configs_of(cluster, j) for j in cands]
-        if not waiting and all(_at_best(c, s) for c, s in zip(confs, cur)):
+        if not waiting and all(self._top.values()):
             # the present is the ILP's only optimum, and stays so until a job arrives or finishes
             self._settled = True
             return Decision()
-        if self.lp == "hot" and highs_binding() is not None:
-            sol = self._solve_hot(cluster, cands, cur, confs, now)
+        if self.lp != "cold" and highs_binding() is not None:
+            found = self._solve_hot(cluster, view.jobs, waiting, now)
+            targets, sol = found if found is not None else ({}, None)
         else:
+            cands = sorted(running, key=lambda j: (j.spec.submit_time, j.job_id)) + waiting
+            cur = [shapes.get(j.job_id) for j in cands]
+            confs = [self._configs_of(cluster, j) for j in cands]
             value = self._values(cluster, cands, cur, confs, now)
             if not value.size:
                 return Decision()
@@ -340,24 +378,21 @@ class Sia(ChargesReplanning, JobPolicy):
             types = np.concatenate([c.types for c in confs])
             counts = np.concatenate([c.counts for c in confs])
             sol = solve(np.asarray(cluster.type_gpus, dtype=float), len(cands), jobs_idx, types, counts, value)
+            targets = {cands[i].job_id: shape for i, shape in sol.chosen.items()} if sol is not None else {}
         self.solves += 1
         if sol is None:  # HiGHS failed (not seen): keep everyone as they are
-            self._expect = (state, now)
+            self._expect = (dict(shapes), waiting_ids, now)
             return Decision()
         self.mip_solves += sol.mip
         self._bound_sum += sol.bound
         self._value_sum += sol.value
         self._worst_gap = max(self._worst_gap, sol.gap)
-        chosen = sol.chosen
-        targets: dict[str, Shape] = {}
-        preempt: list[str] = []
-        for i, job in enumerate(cands):
-            if i in chosen:
-                targets[job.job_id] = chosen[i]
-            elif job.status == JobStatus.RUNNING:
-                preempt.append(job.job_id)
-        self._expect = (frozenset((j.job_id, chosen.get(i)) for i, j in enumerate(cands)), now)
-        return apply_targets(view, targets, view.jobs, preempt)
+        # preempted: running jobs left out, in the candidates' order (running by submission)
+        jobs = view.jobs
+        preempt = sorted(shapes.keys() - targets.keys(), key=lambda k: (jobs[k].spec.submit_time, k))
+        self._expect = (targets, waiting_ids - targets.keys() | frozenset(preempt), now)
+        moved = {jid: shape for jid, shape in targets.items() if shapes.get(jid) != shape}  # the rest stay
+        return apply_targets(view, moved, view.jobs, preempt)
 
     def describe(self) -> dict:
         d = super().describe()
@@ -488,20 +523,21 @@ def rounded_lp(capacity: np.ndarray, n_jobs: int, jobs_idx: np.ndarray, types: n
     if sol is None:
         return None
     x, fun = sol
-    picked = [int(k) for k in np.flatnonzero(x > 1 - 1e-6)]
+    picked = np.flatnonzero(x > 1 - 1e-6).tolist()
     left = capacity.astype(np.int64)
-    np.subtract.at(left, types[picked], counts[picked])
+    left -= np.bincount(types[picked], weights=counts[picked], minlength=len(left)).astype(np.int64)
     done = set(jobs_idx[picked].tolist())
     frac = np.flatnonzero((x > 1e-6) & (x <= 1 - 1e-6))
     for k in frac[np.argsort(-value[frac], kind="stable")]:
         j = int(jobs_idx[k])
         if j in done:
             continue
-        own = np.flatnonzero((jobs_idx == j) & (counts <= left[types]))
+        own = np.flatnonzero(jobs_idx == j)
+        own = own[counts[own] <= left[types[own]]]
         if own.size:
             best = int(own[np.argmax(value[own])])  # the first of equals: columns are ordered by count
             picked.append(best)
             done.add(j)
             left[types[best]] -= counts[best]
-    chosen = {int(jobs_idx[k]): (int(types[k]), int(counts[k])) for k in picked}
+    chosen = dict(zip(jobs_idx[picked].tolist(), zip(types[picked].tolist(), counts[picked].tolist())))
     return Solved(chosen, float(value[picked].sum()), float(-fun))

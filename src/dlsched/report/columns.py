@@ -85,8 +85,9 @@ def _strings(texts: list[str], enc: str) -> np.ndarray | None:
     return a.view(np.uint8).reshape(len(texts), a.dtype.itemsize)
 
 
-def _floats(values: list, enc: str) -> np.ndarray:
-    """``repr(round(v, 6))`` of each float, nothing for None (``values`` holds only these two)."""
+def _fast_floats(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fast, ``|k|``, ``k < 0``) of each value: whether ``repr(round(v, 6))`` is the decimal
+    ``k * 10**-6`` (see the module), and that ``k`` (``values`` holds floats and None)."""
     x = np.array(values, dtype=float)  # None becomes NaN: only finite values take the fast path
     with np.errstate(invalid="ignore", over="ignore"):
         y = x * 1e6
@@ -95,10 +96,15 @@ def _floats(values: list, enc: str) -> np.ndarray:
         ak = np.abs(k)
         fast = (np.isfinite(y) & (ak < 1e15) & (half > np.abs(y) * 4e-16 + 1e-9)
                 & ((ak >= 100) | ((k == 0) & ~np.signbit(x))))
-    ik = np.where(fast, ak, 0).astype(np.int64)
+    return fast, np.where(fast, ak, 0).astype(np.int64), k < 0
+
+
+def _floats(values: list, enc: str) -> np.ndarray:
+    """``repr(round(v, 6))`` of each float, nothing for None (``values`` holds only these two)."""
+    fast, ik, negative = _fast_floats(values)
     whole, frac = ik // 1_000_000, ik % 1_000_000
     n = len(values)
-    sign = np.where(fast & (k < 0), _MINUS, 0).astype(np.uint8)[:, None]
+    sign = np.where(fast & negative, _MINUS, 0).astype(np.uint8)[:, None]
     fd = _digits(frac + 1_000_000, 7)[:, 1:]  # six digits, zeros kept
     cut = (frac[:, None] % (_P10[-6:] * 10)) == 0  # nothing but zeros from this digit on
     cut[:, 0] = False  # "3.0": one digit after the point always
@@ -141,6 +147,14 @@ def column_bytes(values: list, enc: str) -> np.ndarray | None:
     return _strings(_quoted(texts), enc)
 
 
+def _numba() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _slow_rows(f, columns: list[list], enc: str) -> None:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -149,11 +163,64 @@ def _slow_rows(f, columns: list[list], enc: str) -> None:
     f.write(buf.getvalue().encode(enc))
 
 
-def write_rows(f, columns: list[list], enc: str | None = None) -> None:
+def _pooled(texts: list[str], enc: str) -> tuple[bytes, list[int]] | None:
+    """``texts`` encoded into one pool, and each one's length in it; None if one holds a NUL."""
+    joined = "".join(texts)
+    if "\0" in joined:
+        return None
+    if joined.isascii():
+        return joined.encode("ascii"), list(map(len, texts))
+    encoded = [t.encode(enc) for t in texts]
+    return b"".join(encoded), list(map(len, encoded))
+
+
+def _compiled_rows(f, columns: list[list], enc: str) -> bool:
+    """``write_rows`` by ``csv_kernel`` (the same bytes); False, nothing written, where a column
+    needs the csv module (a NUL in a string)."""
+    from dlsched.report import csv_kernel as K
+
+    n, cols = len(columns[0]), len(columns)
+    kinds, num, fast = [], np.zeros((cols, n), np.int64), np.zeros((cols, n), np.int8)
+    lengths, pools = np.zeros((cols, n), np.int64), []
+    for c, values in enumerate(columns):
+        types = set(map(type, values))
+        if types <= {float, type(None)} and float in types:
+            ok, ik, negative = _fast_floats(values)
+            kinds.append(K.FLOAT)
+            num[c], fast[c] = ik, np.where(ok, np.where(negative, 2, 1), 0)
+            slow = np.flatnonzero(~ok).tolist()
+            if slow:
+                pool, lens = _pooled([_text(values[i]) for i in slow], enc)  # floats and None: no NUL
+                lengths[c, slow] = lens
+                pools.append(pool)
+            continue
+        if types == {int} and abs(max(values, key=abs)) < 10**18:
+            kinds.append(K.INT)
+            num[c] = values
+            continue
+        kinds.append(K.TEXT)
+        if types != _ONLY_NONE:  # an empty column (no deadlines): an empty field per row
+            got = _pooled(_quoted(values if types == {str} else list(map(_text, values))), enc)
+            if got is None:
+                return False
+            pools.append(got[0])
+            lengths[c] = got[1]
+    ends = np.cumsum(lengths.ravel()).reshape(cols, n)
+    offs = np.zeros((cols, n + 1), np.int64)
+    offs[:, 1:] = ends
+    offs[1:, 0] = ends[:-1, -1]  # each column's texts follow the previous column's in the pool
+    K.write(f, kinds, num, fast, offs, b"".join(pools))
+    return True
+
+
+def write_rows(f, columns: list[list], enc: str | None = None, compiled: bool = False) -> None:
     """Write rows given as equal-length columns to binary file ``f`` ("\\n" after each row),
-    encoded as ``open`` encodes text by default."""
+    encoded as ``open`` encodes text by default; ``compiled``: by ``csv_kernel`` where numba is
+    installed (the same bytes, in a fraction of the time, once numba is loaded)."""
     enc = enc or locale.getpreferredencoding(False)
     if not columns or not columns[0]:
+        return
+    if compiled and _numba() and _compiled_rows(f, columns, enc):
         return
     n = len(columns[0])
     parts = []

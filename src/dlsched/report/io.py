@@ -24,6 +24,7 @@ from dlsched.report.records import JobRecord, TimeSeries
 
 
 _CHUNK = 16_384  # rows formatted at a time: a million rows' texts at once would take ~1 GiB
+COMPILED_ROWS = 100_000  # a file of this many rows is written by compiled code (report/csv_kernel.py)
 _FIELDS = tuple(f.name for f in fields(JobRecord))
 
 
@@ -38,13 +39,15 @@ def write_results(out_dir, records: list[JobRecord], series: TimeSeries, summary
     enc = locale.getpreferredencoding(False)  # what open() in text mode would encode with
     with open(out / "jobs.csv", "wb") as f:
         f.write((",".join(JobRecord.columns()) + "\n").encode(enc))
+        big = len(records) >= COMPILED_ROWS
         for i in range(0, len(records), _CHUNK):
-            write_rows(f, _record_columns(records[i:i + _CHUNK]), enc)
+            write_rows(f, _record_columns(records[i:i + _CHUNK]), enc, compiled=big)
     cols = list(series.columns().items())
     with open(out / "series.csv", "wb") as f:
         f.write((",".join(name for name, _ in cols) + "\n").encode(enc))
+        big = len(series.time) >= COMPILED_ROWS
         for i in range(0, len(series.time), _CHUNK):
-            write_rows(f, [c[i:i + _CHUNK] for _, c in cols], enc)
+            write_rows(f, [c[i:i + _CHUNK] for _, c in cols], enc, compiled=big)
     doc = {"summary": summary, "params": params}
     (out / "summary.json").write_text(strict_json(doc))
     if timings is not None:

@@ -46,6 +46,11 @@ def applies(sim) -> bool:
 
 def run(sim, progress=None) -> None:
     """Step ``sim`` (after ``sim.start()``) to the end of its run, as ``while sim.step()`` would."""
+    from dlsched.sim import fcfs_compiled
+
+    if fcfs_compiled.applies(sim) and fcfs_compiled.run(sim, progress):
+        sim._loop = "fcfs-compiled"
+        return
     core, specs, perf, policy = sim.core, sim.specs, sim.perf, sim.policy
     n = len(specs)
     free, jobs, queue, running = core.free, core.jobs, core.queue, core.running

@@ -14,6 +14,7 @@ stays known after an allocation; a release (preemption, a move) starts afresh.
 from __future__ import annotations
 
 import bisect
+from itertools import islice
 from typing import Callable, Sequence
 
 import numpy as np
@@ -37,7 +38,10 @@ class PlaceOrPreempt:
     def __init__(self, cluster: Cluster, free: FreeMap, states: MapStates, no_fit: dict,
                  ranking: Callable[[], tuple[Sequence[JobState], Sequence[float]]] | None = None):
         self.cluster = cluster
-        self.scratch = free.copy()
+        # the engine's map, read (placement only reads it) until the first change: then a copy.
+        # Most calls at a long backlog place nothing, and copying every GPU's state cost them most
+        self._map = free
+        self._own = False
         self.states = states
         self.gen = states.of(free)
         self.valid = {self.gen}
@@ -53,12 +57,20 @@ class PlaceOrPreempt:
         self.taken: list[JobState] = []  # the same jobs
         self.releases = 0  # how many times the scratch map gained free GPUs
 
+    @property
+    def scratch(self) -> FreeMap:
+        """The scratch map, the placer's own copy from now on (a caller may change it)."""
+        if not self._own:
+            self._map = self._map.copy()
+            self._own = True
+        return self._map
+
     def place(self, key: tuple[int, int | None, Tier], rank: float) -> np.ndarray | None:
         """GPUs for a job needing ``key`` = (GPUs, type id or None, loosest tier), free or freed by
         preempting victims of worse rank than ``rank``; None if neither works.  The GPUs are not
         taken yet (``take``)."""
         n, t, tier = key
-        scratch = self.scratch
+        scratch = self._map  # read only here (``preempt_to_fit`` changes a copy of it)
         gpus = None
         if scratch.free_of_type(t) >= n and self.no_fit.get(key) not in self.valid:
             gpus = pick_gpus(scratch, n, t, max_tier=tier)
@@ -72,14 +84,17 @@ class PlaceOrPreempt:
             known = self.no_preempt.get(key)
             if known is None or known[0] not in self.valid or known[1] < prefix:
                 gone = self.gone
-                worse = self.victims[:prefix]
+                # the victims of worse rank not taken yet, read lazily: the walk below stops at
+                # the first prefix that fits, and copying every running job per try cost a round most
+                worse = islice(self.victims, prefix)
                 if gone:
-                    worse = [v for v in worse if v.spec.job_id not in gone]
+                    worse = (v for v in worse if v.spec.job_id not in gone)
                 got = preempt_to_fit(self.cluster, scratch, n, t, tier, worse)
                 if got is None:
                     self.no_preempt[key] = (self.gen, prefix)
                 else:
-                    gpus, self.scratch, taken = got
+                    gpus, self._map, taken = got
+                    self._own = True
                     for v in taken:
                         gone.add(v.job_id)
                         self.preempted.append(v.job_id)

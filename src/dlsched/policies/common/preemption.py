@@ -8,7 +8,7 @@ the tier it will accept; nothing is preempted unless the job then fits.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from dlsched.policies.base import JobState
 
 
 def preempt_to_fit(cluster: Cluster, scratch: FreeMap, n: int, type_id: int | None, max_tier: Tier,
-                   victims: Sequence[JobState]) -> tuple[np.ndarray, FreeMap, list[JobState]] | None:
+                   victims: Iterable[JobState]) -> tuple[np.ndarray, FreeMap, list[JobState]] | None:
     """(GPUs, the free map after releasing the victims used, those victims), or None if no prefix helps."""
     trial: FreeMap | None = None
     taken: list[JobState] = []

@@ -88,7 +88,7 @@ class RunningShapes:
         self.alloc: dict[str, Allocation] = {}
         self.shape: dict[str, Shape] = {}
         self._objs: list[Allocation] = []  # the last call's allocations, in the engine's order (kept alive)
-        self._ids: list[int] = []  # and their ids
+        self._ids: list[int] | None = []  # and their ids (None: unknown, see ``update_some``)
         self._idset: set[int] = set()  # the same ids as a set
         self._jid_of: dict[int, str] = {}  # id of each of those allocations -> its job's id
 
@@ -125,6 +125,48 @@ class RunningShapes:
             self.alloc[jid] = a
             self.shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
         self._objs, self._ids, self._idset, self._jid_of = objs, ids, idset, jid_of
+        return changed, gone
+
+    def update_some(self, cluster: Cluster, jobs: dict[str, JobState], maybe: Iterable[str],
+                    n_running: int) -> tuple[dict[str, JobState], set[str]] | None:
+        """``update`` from the jobs that may have changed (``maybe``: those the policy's last
+        decision started, moved, stopped or dropped, and those that finished since), without
+        looking at the others: the result ``update`` would give, or None when the counts show
+        something else changed too (the caller then calls ``update``).
+
+        Only a decision starts a job, so the engine's running jobs are the record's plus those
+        ``maybe`` names; once ``maybe`` is applied, a record as large as the engine's running
+        set (``n_running``) is that set, and each job outside ``maybe`` keeps the allocation
+        object it had (only a placement makes a new one).  Each call of ``update`` compares
+        every running job's allocation, which at a long backlog (the cluster full for weeks)
+        was most of a call."""
+        alloc, shape = self.alloc, self.shape
+        changed: dict[str, JobState] = {}
+        gone: set[str] = set()
+        for jid in maybe:
+            j = jobs.get(jid)
+            a = j.allocation if j is not None else None
+            old = alloc.get(jid)
+            if a is None:
+                if old is not None:
+                    gone.add(jid)
+            elif a is not old:
+                changed[jid] = j
+        size = len(shape) - len(gone) + sum(1 for jid in changed if jid not in shape)
+        if size != n_running:
+            return None
+        for jid in gone:
+            del alloc[jid]
+            del shape[jid]
+        type_idx = cluster.gpu_type_idx
+        for jid, j in changed.items():
+            a = j.allocation
+            alloc[jid] = a
+            shape[jid] = (int(type_idx[a.gpus[0]]), len(a.gpus))
+        if changed or gone:
+            # the id lists no longer match the record: the next ``update`` starts afresh (None
+            # never equals a list, so an empty running set is not taken for an unchanged one)
+            self._objs, self._ids, self._idset, self._jid_of = [], None, set(), {}
         return changed, gone
 
 

@@ -131,12 +131,20 @@ class Crius(ChargesReplanning, JobPolicy):
         self._running = RunningShapes()  # the engine's running jobs as of the last call
         self._virtual: set[str] = set()  # jobs the last call moved virtually
         self._changed_nothing = False  # the last call's decision was empty (``rounds_idle``)
+        # jobs whose allocation may have changed since the last call: those its decision named,
+        # and those that finished since (``_running_shapes``)
+        self._maybe: set[str] = set()
 
-    def _running_shapes(self, cluster, running: list[JobState]) -> tuple[dict[str, Shape], set[str]]:
+    def _running_shapes(self, view: ClusterView) -> tuple[dict[str, Shape], set[str]]:
         """The running jobs' shapes (the policy's own record: copy it before changing it), and
         the jobs whose index entries may differ from them: changed, gone, or moved virtually
-        by the last call (``RunningShapes``)."""
-        changed, gone = self._running.update(cluster, running)
+        by the last call (``RunningShapes``).  Found from the jobs the last decision named and
+        those that finished since where the counts allow (``RunningShapes.update_some``), else
+        by comparing every running job."""
+        cluster, maybe = view.cluster, self._maybe
+        self._maybe = set()
+        got = self._running.update_some(cluster, view.jobs, maybe, len(view.jobs) - view.queued_count())
+        changed, gone = got if got is not None else self._running.update(cluster, view.running())
         dirty = self._virtual
         self._virtual = set()
         dirty |= gone
@@ -163,6 +171,7 @@ class Crius(ChargesReplanning, JobPolicy):
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._epoch += 1  # a departure frees GPUs (SchedDeparture re-tries the pending jobs)
+        self._maybe.add(job.job_id)
         self._tables.pop(job.job_id, None)
         self._est_time.pop(job.job_id, None)
         self._opp.pop(job.job_id, None)
@@ -190,6 +199,7 @@ class Crius(ChargesReplanning, JobPolicy):
         # Cells profiled for this job on its slowest-to-profile type (section 8.2), charged at its
         # first start by the cost rule
         job.policy_data["_cells"] = n_cells
+        job.policy_data["_cells_key"] = key  # jobs of one key have equal tables (``_cell_based_sched``)
         self._tables[job.job_id] = tab
         self._est_time[job.job_id] = dict(times)
         return tab
@@ -258,11 +268,12 @@ class Crius(ChargesReplanning, JobPolicy):
         jobs = view.jobs
         indexes = self._indexes if self.fast else ()
         if self.fast:
-            shapes, dirty = self._running_shapes(cluster, view.running())
+            shapes, dirty = self._running_shapes(view)
             vc = VirtualCluster(view.free.type_free.tolist(), shapes, indexes, borrowed=True)
             for index in indexes:
                 index.sync_some(vc.shapes, dirty)
         else:
+            self._maybe = set()
             running = view.running()
             vc = VirtualCluster([int(x) for x in view.free.type_free],
                                 {j.job_id: shape_of(cluster, j) for j in running})
@@ -349,6 +360,10 @@ class Crius(ChargesReplanning, JobPolicy):
         targets = {jid: vc.shapes[jid] for jid in touched if jid in vc.shapes}
         decision = apply_targets(view, targets, jobs, preempt, drop)
         self._virtual = vc.touched  # their index entries follow this call's plan: re-checked next call
+        vc.restore()  # the running shapes' record holds the engine's state again (``_running_shapes``)
+        self._maybe.update(decision.allocate)
+        self._maybe.update(decision.preempt)
+        self._maybe.update(decision.drop)
         if decision.preempt or decision.drop or any(
                 jobs[j].allocation is not None and len(a.gpus) < len(jobs[j].allocation.gpus)
                 or shape_of(cluster, jobs[j]) not in (None, targets[j]) and targets[j][0] != shape_of(cluster, jobs[j])[0]
@@ -374,7 +389,7 @@ class Crius(ChargesReplanning, JobPolicy):
         tab = self._table(cluster, job)
         jid = job.job_id
         best = None  # (value, -moves, -gpus, shape, moves)
-        skip = touched | {jid}
+        skip = None  # touched | {jid}, built when a release search first needs it
         cap = job.spec.num_gpus if crowded else job_cap(job.spec.num_gpus)
         # With jobs waiting, GPUs are the binding constraint: the ones this job does not take go
         # to the jobs behind it, so cluster throughput is maximised by throughput *per GPU*.
@@ -387,6 +402,20 @@ class Crius(ChargesReplanning, JobPolicy):
         # the virtual cluster lives for this call only, and ``allowed`` (the deadline test) is fixed
         # within a call, so its answers may be remembered on it as well
         memo = bool(vc.indexes)
+        # a job whose request (hence table), cap and objective equal those of a job that found
+        # nothing in this same virtual state finds nothing too: every test below reads only
+        # those and the state (its own id is never a release candidate: it is not running), so
+        # the jobs of a long queue behind a blocked head are passed over by request, not re-tried
+        same = None
+        if memo and allowed is None:
+            state = (vc.gen, len(touched))
+            if vc.job_fail_key != state:
+                vc.job_fail_key, vc.job_fail = state, set()
+            same = (job.policy_data.get("_cells_key"), cap, per_gpu)
+            if same[0] is None:
+                same = None
+            elif same in vc.job_fail:
+                return False
         # the releases already known to fail in this state (``cached_release``), read inline:
         # most tries of a job behind a blocked head end there
         failed = vc.fail if memo and vc.memo_key == (vc.gen, len(touched)) else {}
@@ -404,6 +433,8 @@ class Crius(ChargesReplanning, JobPolicy):
                     continue
                 if need >= failed.get(t, need + 1):
                     continue
+                if skip is None:
+                    skip = touched | {jid}
                 if memo:
                     got = cached_release(vc, self._tables, t, need, self.depth, self.beam, skip,
                                          self.move_penalty, self.fewest_moves, len(touched), allowed)
@@ -422,6 +453,8 @@ class Crius(ChargesReplanning, JobPolicy):
         # then never shrinks anyone to start a waiting job; Crius downscales "when cluster
         # resources are insufficient" (section 6.1), so starting jobs takes precedence.
         if best is None:
+            if same is not None:
+                vc.job_fail.add(same)
             return False
         _, _, _, shape, moves = best
         if moves:

@@ -40,9 +40,11 @@ class VirtualCluster:
     def __init__(self, free: list[int], shapes: dict[str, Shape], indexes=(), *, borrowed: bool = False):
         self.free = free
         self.shapes = shapes  # running (virtually) job -> shape
-        # ``borrowed``: ``shapes`` is the caller's record, copied at the first virtual move (most
-        # calls move nothing, and the copy is of every running job)
+        # ``borrowed``: ``shapes`` is the caller's record, changed in place and given back as it
+        # was by ``restore`` (each changed job's former shape is kept on the first change: a copy
+        # of every running job per call that moves anything cost a long backlog's calls most)
         self._borrowed = borrowed
+        self._undo: dict[str, Shape | None] = {}
         # persistent indexes (GrowIndex, ReleaseIndex) kept in step with every virtual move
         self.indexes = tuple(indexes)
         self.release_index = next((i for i in self.indexes if isinstance(i, ReleaseIndex)), None)
@@ -56,6 +58,8 @@ class VirtualCluster:
         self.memo_key: tuple | None = None
         self.memo: dict = {}
         self.fail: dict[int, int] = {}
+        self.job_fail_key: tuple | None = None  # requests known to find nothing in a state (Crius)
+        self.job_fail: set = set()
 
     @property
     def by_type(self) -> list[set[str]]:
@@ -65,14 +69,20 @@ class VirtualCluster:
                 self._by_type[t].add(jid)
         return self._by_type
 
-    def _own_shapes(self) -> None:
-        if self._borrowed:
-            self.shapes = dict(self.shapes)
-            self._borrowed = False
+    def restore(self) -> None:
+        """Give a borrowed record back as it was before this call's changes."""
+        shapes = self.shapes
+        for jid, old in self._undo.items():
+            if old is None:
+                shapes.pop(jid, None)
+            else:
+                shapes[jid] = old
+        self._undo = {}
 
     def place(self, jid: str, shape: Shape) -> None:
-        self._own_shapes()
         old = self.shapes.get(jid)
+        if self._borrowed and jid not in self._undo:
+            self._undo[jid] = old
         by_type = self._by_type
         if old is not None:
             self.free[old[0]] += old[1]
@@ -91,8 +101,9 @@ class VirtualCluster:
             index.update(jid, shape)
 
     def remove(self, jid: str) -> None:
-        self._own_shapes()
         old = self.shapes.pop(jid, None)
+        if self._borrowed and jid not in self._undo:
+            self._undo[jid] = old
         if old is not None:
             self.free[old[0]] += old[1]
             if self._by_type is not None:

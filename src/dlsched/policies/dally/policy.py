@@ -9,8 +9,11 @@ shared/seeds/003; sections IV-B1 to IV-B3, Algorithms 1 and 2).
   queue; then a rack offer, until the rack timer has also run out; then any.  A
   job too big for a machine has a machine timer of 0, one too big for a rack
   both timers 0.  A job that declines keeps waiting; later jobs still get offers.
-- Timers: the auto-tuner (``dally.tuner``, Algorithm 2) for ``dally``; fixed
-  12 h + 12 h for ``dally-manual`` (the paper's empirical defaults); 0 for
+- Timers: the auto-tuner (``dally.tuner``, Algorithm 2) for ``dally``, whose
+  rack list learns the wait after the machine timer ran out, as the rack timer
+  counts (``rack_wait=whole``: the whole wait, our earlier reading); fixed
+  12 h + 12 h for ``dally-manual`` (the paper's empirical defaults; ``manual_h``
+  sweeps them); 0 for
   ``dally-nowait``; unbounded for ``dally-consolidated`` (waits for the tightest
   level the job fits).  Every variant keeps the same preemption.
 - Network-sensitive preemption, two halves, both at each round (every
@@ -65,6 +68,7 @@ _ORDER = ("machine", "rack", "network")
 # the tuner's history limit: the last 20 waits of each (level, GPU demand) list (ours; the paper gives
 # no value; about the number of jobs of one demand a 2-rack cluster places in a day of the batch runs)
 HISTORY_N = 20
+RACK_WAITS = ("stage", "whole")
 
 
 def _first(pair):
@@ -75,16 +79,17 @@ class _CallTimers:
     """One call's delay timers by (level, GPUs): the tuner is asked once per list and again only
     after a wait is recorded on it; each evaluation is counted as if asked per job."""
 
-    def __init__(self, tuner: DelayTuner | None, mode: str, now: float):
+    def __init__(self, tuner: DelayTuner | None, mode: str, now: float, manual_s: dict[str, float] = MANUAL_S):
         self.tuner, self.now = tuner, now
         self.fixed = None if tuner is not None else mode
+        self.manual_s = manual_s
         self.answers: dict[tuple[str, int], tuple[float, bool]] = {}
         self.evaluations = {"machine": 0, "rack": 0}
         self.fallbacks = {"machine": 0, "rack": 0}
 
     def __call__(self, level: str, n: int) -> float:
         if self.fixed is not None:
-            return MANUAL_S[level] if self.fixed == "manual" else 0.0 if self.fixed == "nowait" else math.inf
+            return self.manual_s[level] if self.fixed == "manual" else 0.0 if self.fixed == "nowait" else math.inf
         key = (level, n)
         got = self.answers.get(key)
         if got is None:
@@ -130,6 +135,9 @@ class Dally(ChargesReplanning, JobPolicy):
                      "demand) list (Algorithm 2's sliding window size)", positive=True, optional=True),
         PolicyOption("history_s", float, None, "also drop waits older than this many seconds (an earlier "
                      "time-window reading, kept for the ablation)", positive=True, optional=True),
+        PolicyOption("rack_wait", str, "stage", "wait a rack acceptance adds to the tuner's rack list: stage "
+                     "(since the machine timer ran out, as the rack timer counts) or whole (since the job "
+                     "entered the queue; our earlier reading)"),
         PolicyOption("reading", str, "inferred", "priority formula: inferred, inverted or attained "
                      "(the formula is inferred; see docs/dally.md)"),
         PolicyOption("preempt", bool, True, "network-sensitive preemption"),
@@ -140,7 +148,7 @@ class Dally(ChargesReplanning, JobPolicy):
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
                  preempt: bool = True, reoffer: bool = True, history_n: int | None = HISTORY_N,
-                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S, rack_wait: str = "stage"):
         self.set_costs(costs, plan_s)  # what a start, resume or move costs: the one rule, as for every policy
         if round_s <= 0:
             raise ValueError("round_s must be positive")
@@ -148,6 +156,10 @@ class Dally(ChargesReplanning, JobPolicy):
             raise InputError("history_n and history_s cannot both be none: the tuner needs a history limit",
                              field="--option")
         self.history_n = history_n
+        if rack_wait not in RACK_WAITS:
+            raise InputError(f"rack_wait: must be one of {', '.join(RACK_WAITS)}, got {rack_wait!r}",
+                             field="--option")
+        self.rack_wait = rack_wait
         if reading not in READINGS:
             raise InputError(f"reading: must be one of {', '.join(READINGS)}, got {reading!r}", field="--option")
         self.round_s = float(round_s)
@@ -155,6 +167,7 @@ class Dally(ChargesReplanning, JobPolicy):
         self.reading = reading
         self.preempt = preempt
         self.reoffer = reoffer
+        self.manual_s = MANUAL_S  # the fixed timers (``dally-manual``'s option)
         self.reset()
 
     def reset(self) -> None:
@@ -186,7 +199,7 @@ class Dally(ChargesReplanning, JobPolicy):
 
     def _timer(self, level: str, n: int, now: float) -> float:
         if self.timers == "manual":
-            return MANUAL_S[level]
+            return self.manual_s[level]
         if self.timers == "nowait":
             return 0.0
         if self.timers == "consolidated":
@@ -243,7 +256,7 @@ class Dally(ChargesReplanning, JobPolicy):
         return Tier.NETWORK, math.inf
 
     def _call_timers(self, now: float) -> "_CallTimers":
-        return _CallTimers(self._tuner if self.timers == "auto" else None, self.timers, now)
+        return _CallTimers(self._tuner if self.timers == "auto" else None, self.timers, now, self.manual_s)
 
     def schedule(self, view: ClusterView, now: float) -> Decision:
         c = view.cluster
@@ -347,6 +360,7 @@ class Dally(ChargesReplanning, JobPolicy):
                 if got is None:
                     got = levels[fits] = self._level(timers, n, machine_max, rack_max, 0.0, now)
                 tier, relax = got
+                tm = 0.0  # fixed timers: the tuner's lists are kept but decide nothing
             else:
                 # ``_level`` inline, with the machine timer and the rack timer (asked only when the
                 # machine timer has run out, as ``allowed`` asks) kept per size for the call and
@@ -409,7 +423,12 @@ class Dally(ChargesReplanning, JobPolicy):
                 continue
             placer.take(gpus)
             got_level = placement_level(c, gpus)
-            self._tuner.record(got_level, n, now, now - job.queued_since)
+            waited = now - job.queued_since
+            if got_level == "rack" and self.rack_wait == "stage":
+                # the rack timer runs after the machine timer (12 h, then "another 12 h"), so the rack
+                # list learns the wait at the rack stage, not the machine stage's too
+                waited = max(0.0, waited - tm)
+            self._tuner.record(got_level, n, now, waited)
             timers.forget(got_level, n)
             per_size.clear()
             self.accepted[got_level] += 1
@@ -466,7 +485,8 @@ class Dally(ChargesReplanning, JobPolicy):
 
     def describe(self) -> dict:
         return {**super().describe(), "timers": self.timers, "round_s": self.round_s,
-                "history_n": self.history_n, "history_s": self.history_s, "reading": self.reading,
+                "history_n": self.history_n, "history_s": self.history_s, "rack_wait": self.rack_wait,
+                "reading": self.reading,
                 "preempt": self.preempt, "reoffer": self.reoffer,
                 "priority_formula": "inferred (shared/seeds/README.md)"}
 
@@ -476,6 +496,17 @@ class DallyManual(Dally):
     name = "dally-manual"
     timers = "manual"
     summary = "Dally with fixed delay timers: 12 h machine, then 12 h rack"
+    options = (*Dally.options,
+               PolicyOption("manual_h", float, 12.0, "each fixed delay timer in hours: the machine timer, then "
+                            "the rack timer after it (the paper's empirical 12 h)", positive=True))
+
+    def __init__(self, *args, manual_h: float = 12.0, **kw):
+        super().__init__(*args, **kw)
+        # a sweep of fixed timers shows what any tuner could gain in a workload (docs/dally.md)
+        self.manual_s = {"machine": manual_h * HOUR, "rack": manual_h * HOUR}
+
+    def describe(self) -> dict:
+        return {**super().describe(), "manual_h": self.manual_s["machine"] / HOUR}
 
 
 @register("dally-nowait")
@@ -503,5 +534,5 @@ class DallyNoReoffer(Dally):
 
     def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
                  preempt: bool = True, reoffer: bool = False, history_n: int | None = HISTORY_N,
-                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S):
-        super().__init__(round_s, history_s, reading, preempt, reoffer, history_n, costs, plan_s)
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S, rack_wait: str = "stage"):
+        super().__init__(round_s, history_s, reading, preempt, reoffer, history_n, costs, plan_s, rack_wait)

@@ -2,7 +2,10 @@
 
 Every time a job accepts an offer at the machine or the rack level, the time it
 waited is appended to the list for (that level, the job's GPU demand)
-(Algorithm 1, lines 7 and 15).  Whenever a job is offered resources, its timer
+(Algorithm 1, lines 7 and 15).  Which wait is the caller's to say
+(``Dally.rack_wait``): the rack timer runs after the machine timer (12 h, then
+"another 12 h"), so a rack acceptance records the wait since the job's machine
+timer ran out, the quantity the rack timer is compared with.  Whenever a job is offered resources, its timer
 for a level is the list's mean plus two sample standard deviations (the
 paper's 95% rule of thumb; Algorithm 2, lines 13-14).
 
@@ -15,7 +18,12 @@ earlier reading of ours dropped values older than a time limit; on a quiet
 cluster that emptied the lists, and the timer fell back to the fixed 12 h in
 22% (machine) and 41% (rack) of evaluations, i.e. the "auto-tuned" policy
 was partly the manual one.  The time limit stays available (``history_s``)
-for the ablation.
+for the ablation.  Both readings are in the text ("the size of the wait-time
+list ... (sliding window size)" and "discarding values that exceed the
+specified history time limit"); the paper's reason to shorten the time limit
+in larger clusters, "more jobs get placed over time", is a limit sized to a
+number of placements, which a count is.  Over the grid the auto-tuner rows
+stay mixed under both (docs/dally.md).
 
 Our choices where the paper is silent: before a list holds any value the
 timer is the manual default (12 h, the paper's empirical value); with one

@@ -294,3 +294,144 @@ class HotAssignmentLP:
             return None
         self.hot_solves += 1
         return _solution(h), h.getInfo().objective_function_value
+
+
+PRICE_EPS = 1e-7  # HiGHS's dual feasibility tolerance: a column priced within it is not worth adding
+DROP_BELOW = 0.25  # a column at zero priced this far below its job's best leaves the model
+
+
+class PricedAssignmentLP:
+    """``HotAssignmentLP``'s problem, with HiGHS holding only the columns LP pricing asks for
+    (column generation; ours, not from any paper).
+
+    Every job's full columns are kept here in arrays (``col_job``, ``data``, as
+    ``HotAssignmentLP`` keeps them); the HiGHS model holds a subset (``mcol``: full column index
+    of each model column), re-solved hot from its basis.  After each solve every column left out
+    is priced with the optimum's duals (its value less its capacity row's price times its GPU
+    count, less its job row's price); those above ``PRICE_EPS`` join and HiGHS re-solves, until
+    none does.  The last solution is then an optimum of the whole LP (its duals are feasible for
+    every column), with the whole LP's value; where the LP has several optimal vertices this can
+    end at another one than a solve with every column (decisions differ at ties, as ``lp=hot``'s
+    do from ``lp=cold``'s).  Columns at zero priced ``DROP_BELOW`` under their job's best leave
+    the model (they are non-basic, so the basis stays valid), so the model stays a few columns a
+    job instead of every configuration."""
+
+    def __init__(self, capacity: np.ndarray):
+        h, opts = _BINDING  # type: ignore[misc]
+        self._h = h
+        self.highs = h._Highs()
+        self.highs.passOptions(opts)
+        self.highs.setOptionValue("presolve", "off")
+        self.highs.setOptionValue("solver", "simplex")
+        cap = np.asarray(capacity, dtype=float)
+        self.n_types = len(cap)
+        self.highs.addRows(len(cap), np.full(len(cap), -h.kHighsInf), cap, 0, np.zeros(0, dtype=np.int32),
+                           np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.rows: list = []
+        self.row_of: dict = {}
+        self.col_job = np.zeros(0, dtype=np.int64)  # full columns, each job's contiguous
+        self.data: dict[str, np.ndarray] = {}
+        self.mcol = np.zeros(0, dtype=np.int64)  # full index of each HiGHS column, in HiGHS's order
+        self.in_model = np.zeros(0, dtype=bool)  # per full column
+        self.lam = np.zeros(len(cap))  # the last optimum's capacity prices (>= 0)
+        self.mu = np.zeros(0)  # and job row prices, per row
+        self.hot_solves = 0
+        self.rounds = 0  # pricing rounds beyond the first solve
+        self.model_cols = 0  # sum over solves of the model's columns (its mean size, with hot_solves)
+
+    def sync(self, keys: list, columns) -> None:
+        """As ``HotAssignmentLP.sync``: the jobs ``keys``, a new job's arrays from ``columns(key)``."""
+        h = self.highs
+        want = set(keys)
+        gone = [i for i, k in enumerate(self.rows) if k not in want]
+        if gone:
+            gone_set = np.zeros(len(self.rows), dtype=bool)
+            gone_set[gone] = True
+            dead_full = gone_set[self.col_job]
+            dead = np.flatnonzero(dead_full[self.mcol]).astype(np.int32)
+            if dead.size:
+                h.deleteCols(len(dead), dead)
+            rows = np.asarray(gone, dtype=np.int32) + self.n_types
+            h.deleteRows(len(rows), rows)
+            keep = ~dead_full
+            new_index = np.cumsum(keep) - 1
+            self.mcol = new_index[self.mcol[keep[self.mcol]]]
+            shift = np.cumsum(gone_set) - gone_set
+            self.col_job = (self.col_job - shift[self.col_job])[keep]
+            self.data = {name: a[keep] for name, a in self.data.items()}
+            self.in_model = self.in_model[keep]
+            self.mu = self.mu[~gone_set]
+            self.rows = [k for k, g in zip(self.rows, gone_set) if not g]
+            self.row_of = {k: i for i, k in enumerate(self.rows)}
+        new = [k for k in keys if k not in self.row_of]
+        if not new:
+            return
+        base = len(self.rows)
+        inf = self._h.kHighsInf
+        h.addRows(len(new), np.full(len(new), -inf), np.ones(len(new)), 0, np.zeros(0, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+        jobs, added = [], []
+        for i, k in enumerate(new):
+            d = columns(k)
+            jobs.append(np.full(len(d["type"]), base + i, dtype=np.int64))
+            added.append(d)
+            self.rows.append(k)
+            self.row_of[k] = base + i
+        jobs_a = np.concatenate(jobs)
+        for name in added[0]:
+            part = np.concatenate([d[name] for d in added])
+            self.data[name] = np.concatenate([self.data[name], part]) if name in self.data else part
+        self.col_job = np.concatenate([self.col_job, jobs_a])
+        self.in_model = np.concatenate([self.in_model, np.zeros(len(jobs_a), dtype=bool)])
+        self.mu = np.concatenate([self.mu, np.zeros(len(new))])
+
+    def _add(self, full: np.ndarray) -> None:
+        m = len(full)
+        types, counts = self.data["type"][full], self.data["count"][full]
+        indices = np.empty(2 * m, dtype=np.int32)
+        indices[0::2], indices[1::2] = types, self.col_job[full] + self.n_types
+        data = np.ones(2 * m)
+        data[0::2] = counts
+        self.highs.addCols(m, np.zeros(m), np.zeros(m), np.ones(m), 2 * m,
+                           np.arange(0, 2 * m, 2, dtype=np.int32), indices, data)
+        self.mcol = np.concatenate([self.mcol, full])
+        self.in_model[full] = True
+
+    def _priced(self, c_max: np.ndarray) -> np.ndarray:
+        return c_max - self.lam[self.data["type"]] * self.data["count"] - self.mu[self.col_job]
+
+    def solve(self, c_max: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """Re-solve with these values of every column (``max``, in the full column order);
+        (x over every column, minimised objective), or None if HiGHS fails."""
+        h = self.highs
+        # columns the last prices already call for (a new job's, at its row price 0) join first
+        want = np.flatnonzero(~self.in_model & (self._priced(c_max) > PRICE_EPS))
+        if want.size:
+            self._add(want)
+        while True:
+            n = len(self.mcol)
+            h.changeColsCost(n, np.arange(n, dtype=np.int32), -c_max[self.mcol])
+            if not _run(h):
+                return None
+            sol = h.getSolution()
+            duals = -np.asarray(sol.row_dual, dtype=float)
+            self.lam, self.mu = duals[:self.n_types], duals[self.n_types:]
+            rc = self._priced(c_max)
+            want = np.flatnonzero(~self.in_model & (rc > PRICE_EPS))
+            if not want.size:
+                break
+            self.rounds += 1
+            self._add(want)
+        self.hot_solves += 1
+        self.model_cols += n
+        xm = np.asarray(sol.col_value, dtype=float)
+        x = np.zeros(len(self.col_job))
+        x[self.mcol] = xm
+        fun = h.getInfo().objective_function_value
+        # columns at zero far below their job's best leave (non-basic: the basis stays valid)
+        drop = np.flatnonzero((xm <= 0.0) & (rc[self.mcol] < -DROP_BELOW))
+        if drop.size:
+            h.deleteCols(len(drop), drop.astype(np.int32))
+            self.in_model[self.mcol[drop]] = False
+            self.mcol = np.delete(self.mcol, drop)
+        return x, fun

@@ -202,6 +202,9 @@ class Gavel(ChargesReplanning, JobPolicy):
         self._rows = None  # the active jobs' book rows, in submission order (numpy), while the set is unchanged
         self._sizes: list[int] = []  # and their GPU counts
         self._shapes = RunningShapes()  # running jobs' (type, count), synced by change
+        # jobs whose allocation may have changed since the shapes were synced: those the decisions
+        # since named, and those that finished (``RunningShapes.update_some``); None: not kept
+        self._maybe: set[str] | None = set()
         self._lp_cluster = None  # the cluster the last LP was solved for: another one invalidates it
         self._active: list[str] = []  # active job ids in submission order, while the set is unchanged
         self._keys: list | None = None  # and their (submit time, job id), the order's key
@@ -230,6 +233,8 @@ class Gavel(ChargesReplanning, JobPolicy):
 
     def on_finish(self, job: JobState, now: float) -> None:
         self._dirty = True
+        if self._maybe is not None:
+            self._maybe.add(job.job_id)
         if job.job_id in self._set:  # (not for gavel-admit, which keeps no such list)
             self._left[job.job_id] = (job.spec.submit_time, job.job_id)
         self._w.pop(job.job_id, None)
@@ -455,8 +460,15 @@ class Gavel(ChargesReplanning, JobPolicy):
         types_named = np.count_nonzero(x, axis=1)
         if last is not None and self._repeats(last, x, types_named, jobs):
             return Decision()
-        running = view.running()
-        changed, gone = self._shapes.update(cluster, running)
+        # the running jobs' shapes from what changed (the fast path), else by comparing every one
+        n_running = len(jobs) - view.queued_count()
+        got = self._shapes.update_some(cluster, jobs, self._maybe, n_running) if self.fast else None
+        self._maybe = set()
+        running = None
+        if got is None:
+            running = view.running()
+            got = self._shapes.update(cluster, running)
+        changed, gone = got
         shape = self._shapes.shape
         sizes = self._sizes
         if self.fast:  # each job's type now, kept in its book row from the changes alone
@@ -492,10 +504,14 @@ class Gavel(ChargesReplanning, JobPolicy):
                     continue
             targets[jid] = (t, sizes[i])
         preempt = []
-        if held < len(running):  # some running job was not served: it gives its GPUs back
+        if held < n_running:  # some running job was not served: it gives its GPUs back
             served_ids = {active_ids[i] for i, _ in served}
+            running = running if running is not None else view.running()
             preempt = [j.spec.job_id for j in running if j.spec.job_id not in served_ids]
-        return apply_targets(view, targets, jobs, preempt)
+        d = apply_targets(view, targets, jobs, preempt)
+        self._maybe.update(d.allocate)
+        self._maybe.update(d.preempt)
+        return d
 
     def describe(self) -> dict:
         d = super().describe()
@@ -627,6 +643,7 @@ class GavelAdmission(Gavel):
 
     def reset(self) -> None:
         super().reset()
+        self._maybe = None  # keeps its own record of the running jobs (``_book_for``)
         self._new: list[str] = []
         self._departed = False
         self._pending: dict[str, object] = {}  # waiting job -> its requested GPU type, in submission order
