@@ -130,25 +130,3 @@ def test_every_lp_of_a_run_on_gavels_trace_reaches_highs_optimum(shared_dir, tmp
     res = Simulator(cluster, p, jobs, perf=default_perf_model(cluster), config=SimConfig(seed=0)).run()
     assert {r.status for r in res.records} == {"finished"} and len(res.records) == len(jobs)
     assert len(seen) == p.timings()["lp_solves"] > 10 and sum(seen) == p.timings()["lp_cycles_cancelled"] > 0
-
-
-@pytest.mark.parametrize("seed", range(30))
-def test_live_jobs_only_is_the_full_solve(seed):
-    """Steps over the jobs holding GPUs (the rest brought in as they win a start edge) give the
-    same g and the same number of cycles as steps over every job, ties included."""
-    from dlsched.policies.gavel.flow import max_throughput_flow_live
-
-    rng = np.random.default_rng(900 + seed)
-    nt = int(rng.integers(1, 5))
-    w, sizes, cap = _random_lp(rng, int(rng.integers(1, 60)), nt, coarse=seed % 3 != 0)
-    start = None
-    if seed % 2:  # a feasible warm start: an optimum for the first jobs, the others new
-        k = int(rng.integers(0, len(sizes) + 1))
-        g0, _ = max_throughput_flow(w[:k], sizes[:k], cap)
-        start = np.zeros((len(sizes), nt), dtype=np.int64)
-        start[:k] = g0
-        perm = rng.permutation(len(sizes))  # new jobs anywhere in row order, as arrivals are inserted
-        w, sizes, start = w[perm], sizes[perm], start[perm]
-    full = max_throughput_flow(w, sizes, cap, start)
-    live = max_throughput_flow_live(w, sizes, cap, start)
-    assert np.array_equal(full[0], live[0]) and full[1] == live[1]

@@ -40,7 +40,6 @@ from itertools import permutations
 import numpy as np
 
 EPS = 1e-12  # a cycle is cancelled only if its profit exceeds this (see the module docstring)
-LIVE_MIN_POOL = 32  # jobs without GPUs from which ``solve_from`` steps over the others only (same result)
 MAX_STEPS = 1_000_000  # a guard: each step raises the objective by > EPS, so this is never reached
 
 
@@ -155,156 +154,6 @@ def max_throughput_flow(w: np.ndarray, sizes: np.ndarray, capacity, start: np.nd
             start_gain[:, j] = a[:, j] if spare[j] > 0 else -np.inf
 
 
-def max_throughput_flow_live(w: np.ndarray, sizes: np.ndarray, capacity, start: np.ndarray | None = None
-                             ) -> tuple[np.ndarray, int]:
-    """``max_throughput_flow``'s result (the same g, the same cycles cancelled), with the per-step
-    reductions over the jobs that hold GPUs in ``start`` and those since brought in, not over
-    every job.
-
-    A job with no GPU-unit (g = 0) has no drop edge and no move edge; it only offers the start
-    edge O -> t at a[j, t], and which such job wins that edge (highest a, then the earliest row)
-    stays fixed until it is started.  So those jobs wait in a pool; before each step, a pool job
-    that would win a start edge over every live job (a higher profit, or the same profit and an
-    earlier row) is brought in, and the step then runs on the live jobs alone with the same edge
-    profits, and the same job picked for each edge: live columns are kept in the order they came
-    in, so a pick takes, among the columns reaching the maximum, the one of the earliest row.  A
-    queue waiting for GPUs then costs nothing per step."""
-    nj, nt = w.shape
-    n_all = np.asarray(sizes, dtype=np.int64)
-    cap = np.asarray(capacity, dtype=np.int64)
-    g_all = np.zeros((nj, nt), dtype=np.int64) if start is None else np.array(start, dtype=np.int64)
-    if nj == 0 or nt == 0:
-        return g_all, 0
-    a_all = np.where(w > 0, w / np.maximum(n_all, 1)[:, None], -np.inf).T  # types x jobs
-    has = g_all.sum(axis=1) > 0
-    live0 = np.flatnonzero(has)
-    pool = np.flatnonzero(~has)  # in row order, so argmax's first maximum is the earliest row
-    a_pool = np.array(a_all[:, pool])  # a pool job's column is set to -inf once brought in
-    top = a_pool.argmax(axis=1).tolist() if len(pool) else [0] * nt
-    # live columns, room for every job: the first ``size`` are used
-    size = len(live0)
-    rows = np.empty(nj, dtype=np.int64)  # each live column's row
-    rows[:size] = live0
-    a = np.empty((nt, nj))
-    a[:, :size] = a_all[:, live0]
-    neg_a = -a
-    gt = np.zeros((nt, nj), dtype=np.int64)
-    gt[:, :size] = g_all[live0].T
-    n = np.empty(nj, dtype=np.int64)
-    n[:size] = n_all[live0]
-    spare = (n[:size] - gt[:, :size].sum(axis=0)).tolist()
-    start_gain = np.empty((nt, nj))
-    start_gain[:, :size] = np.where(n[:size] > gt[:, :size].sum(axis=0), a[:, :size], -np.inf)
-    drop = np.empty((nt, nj))
-    drop[:, :size] = np.where(gt[:, :size] > 0, neg_a[:, :size], -np.inf)
-    move_buf = np.empty((nt, nt, nj))
-    cap_l = cap.tolist()
-    used = g_all.sum(axis=0).tolist()  # GPUs in use per type (pool jobs hold none)
-    cyc = _cycles(nt)
-    side = nt + 1
-    e = np.zeros(side * side + 1)
-    m = e[:-1].reshape(side, side)
-    m[0, 0] = -np.inf
-    types = range(nt)
-    steps = 0
-
-    def pick(vals: np.ndarray) -> int:
-        """The column reaching the maximum of ``vals`` (live columns) with the earliest row."""
-        k = int(vals.argmax())
-        hit = np.flatnonzero(vals == vals[k])
-        return k if len(hit) == 1 else int(hit[rows[hit].argmin()])
-
-    while True:
-        # bring in every pool job that would win a start edge over the live jobs
-        while True:
-            sg = start_gain[:, :size]
-            best_start = sg.max(axis=1).tolist() if size else [-np.inf] * nt
-            add = None
-            for t in types:
-                if not len(pool):
-                    break
-                v = a_pool[t, top[t]]
-                if not v > 0.0:  # -inf: no pool job left that can run on t
-                    continue
-                if v > best_start[t] or (v == best_start[t] and pool[top[t]] < rows[pick(sg[t])]):
-                    add = top[t]
-                    break
-            if add is None:
-                break
-            j = int(pool[add])
-            a_pool[:, add] = -np.inf
-            top = [int(a_pool[t].argmax()) if top[t] == add else top[t] for t in types]
-            col = a_all[:, j]
-            rows[size] = j
-            a[:, size] = col
-            neg_a[:, size] = -col
-            gt[:, size] = 0
-            n[size] = n_all[j]
-            spare.append(int(n_all[j]))
-            start_gain[:, size] = col  # spare = n > 0
-            drop[:, size] = -np.inf
-            size += 1
-        if not size:
-            return g_all, steps  # no job can start anywhere and none holds GPUs
-        sg, dr = start_gain[:, :size], drop[:, :size]
-        best_drop = dr.max(axis=1).tolist()
-        move = move_buf[:, :, :size]
-        np.add(dr[:, None, :], a[None, :, :size], out=move)
-        moves = move.max(axis=2)
-        moves.flat[::nt + 1] = -np.inf
-        m[1:, 1:] = moves
-        m[0, 1:] = [v if v > 0.0 or used[t] == 0 else 0.0 for t, v in zip(types, best_start)]
-        m[1:, 0] = [0.0 if used[t] < cap_l[t] else v for t, v in zip(types, best_drop)]
-        profit = e[cyc].sum(axis=1)
-        k = int(profit.argmax())
-        if not profit[k] > EPS:
-            g_all[rows[:size]] = gt[:, :size].T
-            return g_all, steps
-        steps += 1
-        if steps > MAX_STEPS:
-            raise RuntimeError("gavel_flow: cycle cancelling did not converge (never expected)")
-        plan, delta = [], None
-        for idx in cyc[k].tolist():
-            if idx == side * side:
-                break
-            u, v = divmod(idx, side)
-            if u == 0:
-                t = v - 1
-                if best_start[t] > 0.0:
-                    j = pick(sg[t])
-                    plan.append((j, None, t))
-                    room = spare[j]
-                else:
-                    room = used[t]
-            elif v == 0:
-                t = u - 1
-                if used[t] < cap_l[t]:
-                    room = cap_l[t] - used[t]
-                else:
-                    j = pick(dr[t])
-                    plan.append((j, t, None))
-                    room = int(gt[t, j])
-            else:
-                t, t2 = u - 1, v - 1
-                j = pick(move[t, t2])
-                plan.append((j, t, t2))
-                room = int(gt[t, j])
-            delta = room if delta is None else min(delta, room)
-        for j, frm, to in plan:
-            if frm is not None:
-                gt[frm, j] -= delta
-                used[frm] -= delta
-                spare[j] += delta
-                if gt[frm, j] == 0:
-                    drop[frm, j] = -np.inf
-            if to is not None:
-                gt[to, j] += delta
-                used[to] += delta
-                spare[j] -= delta
-                drop[to, j] = neg_a[to, j]
-            start_gain[:, j] = a[:, j] if spare[j] > 0 else -np.inf
-
-
 def solve_from(w: np.ndarray, sizes: np.ndarray, capacity, last_x: np.ndarray) -> tuple[np.ndarray, int]:
     """X (time fractions) of an optimum of Gavel's LP, started from the jobs' last shares ``last_x``
     (zeros for a new job), and the cycles cancelled.  ``gavel`` keeps each job's shares in its
@@ -316,8 +165,5 @@ def solve_from(w: np.ndarray, sizes: np.ndarray, capacity, last_x: np.ndarray) -
     # only the capacities can refuse it
     if not (start.sum(axis=0) <= np.asarray(capacity)).all():
         start = None
-    # with a short queue the bring-ins would cost more than the steps they spare
-    pool = len(n) if start is None else int(np.count_nonzero(start.sum(axis=1) == 0))
-    solve = max_throughput_flow_live if pool >= max(LIVE_MIN_POOL, len(n) // 4) else max_throughput_flow
-    g, steps = solve(w, n, capacity, start)
+    g, steps = max_throughput_flow(w, n, capacity, start)
     return g / n[:, None].astype(float), steps
