@@ -94,8 +94,8 @@ def serve_round_arrays(x: np.ndarray, rounds: np.ndarray, got: np.ndarray, cur: 
                        sizes: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``serve_round`` with the served (job index, type) pairs as two int64 arrays in serving
     order, ``sizes`` an int64 array and ``free`` an int64 array (consumed); the greedy pass over
-    the ordered pairs runs compiled (``rounds_kernel``), as it was a Python loop over every
-    job with a share each round."""
+    the ordered pairs runs compiled (``rounds_kernel``) where they are many, as it was a Python
+    loop over every job with a share each round."""
     rows, cols = np.nonzero(x)  # row-major: jobs in order, types ascending within a job
     r = rounds[rows]
     safe = np.where(r > 0, r, 1)
@@ -103,6 +103,42 @@ def serve_round_arrays(x: np.ndarray, rounds: np.ndarray, got: np.ndarray, cur: 
     prio = x[rows, cols] / np.maximum(received, 1e-3)
     keep = (cur[rows] == cols).astype(np.int8)  # ties: stay put (no migration)
     order = np.lexsort((cols, rows, -keep, -prio))
-    from dlsched.policies.gavel.rounds_kernel import greedy_serve
+    jobs, types = rows[order].astype(np.int64), cols[order].astype(np.int64)
+    kernel = _kernel() if len(jobs) >= COMPILED_PAIRS else None
+    if kernel is not None:
+        return kernel(jobs, types, sizes, free)
+    return greedy_serve_py(jobs, types, sizes, free)
 
-    return greedy_serve(rows[order].astype(np.int64), cols[order].astype(np.int64), sizes, free)
+
+COMPILED_PAIRS = 128  # numba costs about 0.5 CPU s to import and load: fewer pairs stay in Python
+_KERNEL: object = False  # rounds_kernel.greedy_serve, None without numba; False: not looked up yet
+
+
+def _kernel():
+    global _KERNEL
+    if _KERNEL is False:
+        try:
+            from dlsched.policies.gavel.rounds_kernel import greedy_serve
+        except ImportError:
+            greedy_serve = None
+        _KERNEL = greedy_serve
+    return _KERNEL
+
+
+def greedy_serve_py(jobs: np.ndarray, types: np.ndarray, sizes: np.ndarray, free: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``rounds_kernel.greedy_serve`` in Python (the same integer steps)."""
+    size_l, free_l = sizes.tolist(), free.tolist()
+    taken = [False] * len(size_l)
+    out_j, out_t = [], []
+    for i, t in zip(jobs.tolist(), types.tolist()):
+        if taken[i]:
+            continue
+        n = size_l[i]
+        if free_l[t] >= n:
+            free_l[t] -= n
+            taken[i] = True
+            out_j.append(i)
+            out_t.append(t)
+    free[:] = free_l
+    return np.array(out_j, dtype=np.int64), np.array(out_t, dtype=np.int64)
