@@ -41,7 +41,9 @@ against the reference path, ``tests/crius/test_gavel_speed.py``):
   placed) is skipped, its rounds counted for the priorities later (``_skip``);
   so is a round after arrivals or departures whose new LP gives shares to
   exactly the jobs of the last stable round, on the same types (``_repeats``);
-- the round's priority pass runs on numpy rows (``gavel/rounds.py``); the
+- the round's priority pass runs on numpy rows (``gavel/rounds.py``), its greedy pass over the
+  ordered pairs compiled, and which served jobs move or stay and which running jobs are
+  preempted are read off those rows (each job's type and GPU count now); the
   active jobs' list is kept up to date by insertions and deletions, and only
   jobs whose target differs from their shape go to ``apply_targets``.
 ``--option warm_start=true`` (with ``lp=highs`` only) starts each HiGHS LP
