@@ -1,7 +1,8 @@
-"""One simulation point at the authors' own arrival rate (the arena trace as it is: our load x0.25,
-since the ``sim`` scenario compresses arrivals 4x), the paper's baselines but Gandiva (the
-expensive one), round-based Gavel and the ablations, with the run-out and the authors' one-week
-figures (docs/crius.md, "Crius-NA and Crius-NH").
+"""One simulation point at the authors' own arrival rate (the arena trace as it is: the ``sim``
+grid's seed 0, load x1; ``sim-4x``'s load x0.25 gives the same jobs), the paper's baselines but
+Gandiva, round-based Gavel and the ablations, with the run-out and the authors' one-week
+figures (docs/crius.md, "Crius-NA and Crius-NH").  The whole grid around it:
+``experiments/crius/sim_grid.py``.
 
     python experiments/crius/authors_rate_point.py derived|authors [OUT.json]
 """
@@ -11,7 +12,7 @@ from dlsched.experiments import crius_grid
 from dlsched.experiments.crius import run_scenario, padded_jct
 from dlsched.experiments.grid import GridPoint
 setting = sys.argv[1]
-p = GridPoint(0, 0.25, setting)
+p = GridPoint(0, 1.0, setting)
 cluster, jobs = crius_grid.point_workload("sim", p)
 rows = run_scenario("sim", cluster, jobs, ["crius", "fcfs", "gavel-admit", "elasticflow-ls", "gavel", "crius-na", "crius-nh"],
                     setting=crius_grid.setting_of("sim", setting).costs, seed=0)

@@ -146,6 +146,26 @@ def test_elasticflow_admission_control(testbed, perf):
     assert s["finished"] > 0 and s["finished"] + s["dropped"] == len(jobs) and s["unfinished"] == 0
 
 
+def test_elasticflow_waits_instead_of_dropping_when_told(testbed, perf):
+    # crowded: many jobs arrive at once, so some shares do not fit beside the admitted ones
+    jobs = _jobs(testbed, n=40, gap_s=5, deadline_slack=40.0)
+    runs = {}
+    for reject in ("drop", "wait"):
+        p = make_policy("elasticflow", reject=reject)
+        runs[reject] = {r.job_id: r for r in Simulator(testbed, p, jobs, perf=perf,
+                                                       config=SimConfig(seed=0, debug=True)).run().records}
+    no_room = [j for j, r in runs["drop"].items() if "does not fit" in r.reason]
+    assert no_room, "the workload must crowd the cluster for this test to mean anything"
+    # waiting: nobody is dropped for want of room; jobs the drop rule refused run later
+    assert not any("does not fit" in r.reason for r in runs["wait"].values())
+    assert any(runs["wait"][j].status == "finished" for j in no_room)
+    assert all(r.status in ("finished", "dropped") for r in runs["wait"].values())
+    from dlsched.errors import InputError
+
+    with pytest.raises(InputError, match="reject must be"):
+        make_policy("elasticflow", reject="later")
+
+
 def test_sia_runs_and_is_deterministic(testbed, perf):
     jobs = _jobs(testbed, n=24, gap_s=60)
     p = make_policy("sia")

@@ -10,7 +10,8 @@ def add_parser(sub) -> None:
                        description="Run a paper's experiment set, print our headline figures beside the "
                                    "paper's with the ratio, and write the results, the table and an HTML "
                                    "report to --out.")
-    p.add_argument("paper", help="crius, gandiva, dally or crux")
+    p.add_argument("paper", help="crius, gandiva, dally or crux (crius-4x: Crius with the simulation's "
+                                 "arrivals compressed 4x)")
     p.add_argument("--quick", action="store_true", help="a reduced set that finishes in under 2 minutes")
     p.add_argument("--out", default=None, help="results root (default runs/reproduce-PAPER)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -16,6 +16,16 @@ What follows the ElasticFlow paper:
   type, and the scheduler sees data-parallel profiles (Crius 8.1), while jobs
   run at the engine's truth.
 
+Rejected jobs (``reject``): ``drop`` (default) drops a job at once when its share does not fit,
+as ElasticFlow's paper has it (the user learns at submission).  ``wait`` is ElasticFlow as the
+Crius authors ran it for the Crius-DDL comparison (sjtu-epcc/arena, baselines/elasticflow_sched.py,
+read for facts only): a job whose share does not fit waits and is tried again later; the jobs that
+waited before are tried in submission order, and the first of a GPU type that does not fit blocks
+its type for the call (new arrivals are tried regardless); a waiting job is dropped once no share
+can meet its deadline any more (the authors drop it when the deadline passes while it waits; it
+could not be admitted in between, so the same jobs finish).  The authors retry waiting jobs only
+when a job ends; ours retry at every scheduling call, which can only admit them sooner.
+
 Simplification (and why): ElasticFlow's admission plans each job's share over
 future time slots (shares can fall as earlier jobs finish); ours asks that the
 current minimum shares fit at once, which is a sufficient condition and
@@ -27,6 +37,7 @@ smallest share, never dropped after admission.
 
 from __future__ import annotations
 
+from dlsched.errors import InputError
 from dlsched.policies.base import ClusterView, Decision, JobState, JobStatus
 from dlsched.policies.crius.common import queued_jobs, shape_of
 from dlsched.policies.elasticflow.ls import ElasticFlowLS
@@ -44,16 +55,23 @@ class ElasticFlow(ElasticFlowLS):
         PolicyOption("round_s", float, 300.0, "scheduling round in seconds", positive=True),
         PolicyOption("loosen", float, 1.0, "deadline scale: slack x this (1: the trace's own deadlines)",
                      positive=True),
+        PolicyOption("reject", str, "drop", "a job whose satisfactory share does not fit: drop (ElasticFlow's "
+                     "paper) or wait (as the Crius authors ran it)"),
         *COST_OPTIONS,
     )
 
-    def __init__(self, round_s: float = 300.0, loosen: float = 1.0, costs: str = "derived", plan_s: float = 30.0):
+    def __init__(self, round_s: float = 300.0, loosen: float = 1.0, reject: str = "drop", costs: str = "derived",
+                 plan_s: float = 30.0):
+        if reject not in ("drop", "wait"):
+            raise InputError(f"reject must be drop or wait, not {reject!r}", field="reject")
+        self.reject = reject
         super().__init__(round_s, loosen, costs, plan_s)
         self.schedule_on_events = True  # admission is decided when a job arrives
 
     def reset(self) -> None:
         super().reset()
         self.rejected = 0
+        self._waited: set[str] = set()  # reject=wait: jobs that did not fit at an earlier call
 
     def satisfactory_share(self, view: ClusterView, job: JobState, now: float) -> int | None:
         """Fewest GPUs that end the job by its (scaled) deadline; None if no share can."""
@@ -92,18 +110,29 @@ class ElasticFlow(ElasticFlowLS):
         for jid, job in self._admitted.items():
             free[self._profile(cluster, job)[0]] -= self.min_share(view, job, now)
         drop: dict[str, str] = {}
+        blocked: set[int] = set()  # reject=wait: types whose oldest waiting job did not fit
         for job in queued_jobs(view):
-            if job.job_id in self._admitted:
+            jid = job.job_id
+            if jid in self._admitted:
                 continue
             t = self._profile(cluster, job)[0]
             s = self.satisfactory_share(view, job, now)
+            waited = jid in self._waited
             if s is None:
-                drop[job.job_id] = "deadline cannot be met at any share (admission control)"
+                drop[jid] = "deadline cannot be met at any share (admission control)"
+            elif waited and t in blocked:
+                continue
             elif s <= free[t]:
                 self._admit(job, cluster)
+                self._waited.discard(jid)
                 free[t] -= s
-            elif job.spec.deadline is not None:
-                drop[job.job_id] = "its satisfactory share does not fit beside admitted jobs (admission control)"
+            elif job.spec.deadline is not None and self.reject == "drop":
+                drop[jid] = "its satisfactory share does not fit beside admitted jobs (admission control)"
+            elif self.reject == "wait":
+                if waited:
+                    blocked.add(t)
+                self._waited.add(jid)
+        self._waited.difference_update(drop)
         self.rejected += len(drop)
         self._rejected = set(drop)
         decision = self._full_round(view, now) if self._admitted else Decision()
@@ -113,4 +142,5 @@ class ElasticFlow(ElasticFlowLS):
     def describe(self) -> dict:
         d = super().describe()
         d["deadline_aware"] = True
+        d["reject"] = self.reject
         return d
