@@ -10,6 +10,7 @@ machines, and collects whatever points have finished into the grid's table and v
     python experiments/crius/sim_grid.py collect --out DIR
     python experiments/crius/sim_grid.py points --setting authors --skip gandiva,sia --out DIR
     python experiments/crius/sim_grid.py points --setting authors --add crius-ddl,elasticflow --out DIR
+    python experiments/crius/sim_grid.py points --setting authors --add elasticflow-drop --out DIR
 
 ``--scenario`` names the arrival rate (``crius_grid.SIM_ARRIVALS``): ``sim`` (default) centres
 the grid on the authors' own rate, ``sim-4x`` on the trace compressed 4x (the former default,
@@ -18,7 +19,8 @@ the grid on the authors' own rate, ``sim-4x`` on the trace compressed 4x (the fo
 ``point`` writes ``DIR/points/<seed>-x<load>-<setting>.json`` (the point's runs, as the grid's json
 holds them, its headline values, each run's CPU seconds and each run's JCTs finished by the
 authors' horizon; ``--skip`` leaves policies out, whose rows then get no value at that point, so
-their verdicts stand over fewer points).  ``--add`` runs only the named policies at points already
+their verdicts stand over fewer points).  ``--add`` runs only the named policies (or labelled rows such as ``elasticflow-drop``,
+``crius.OWN_PAPER_ROWS``) at points already
 written that lack one of them and puts them into those points (replacing rows of the same name), recomputing the
 authors' padded JCT over every row, as one run of them all would.  ``collect`` writes
 ``DIR/<scenario>_grid.json`` and ``DIR/<scenario>_grid.md`` from the points present and lists which

@@ -5,6 +5,7 @@ import random
 import pytest
 
 from dlsched.comm import paths
+from dlsched.comm.base import shares_links
 from dlsched.comm.job_paths import least_congested_per_job
 from dlsched.comm.scheduled import build_view
 from dlsched.network.contention import FlowContention
@@ -40,4 +41,5 @@ def test_compiled_per_job_choice_gives_the_python_picks_fresh_and_memoised(monke
             assert least_congested_per_job(view, jobs) == fast
             monkeypatch.setattr(paths, "COMPILED", True)
             assert least_congested_per_job(view, jobs) == fast
-        assert "links" not in memo  # the recorded links answer per flow only
+            # the flows' links the compiled loop recorded give exactly the meetings under these picks
+            assert paths.links_meeting(memo, view) == shares_links(view, fast)

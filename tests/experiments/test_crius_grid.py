@@ -164,3 +164,49 @@ def test_collect_reads_only_the_points_run():
     assert len(res["JCT lower than FCFS"].values) == 2
     with pytest.raises(ValueError, match="outside"):
         cg.collect("sim", False, [point(7, 1.0, "derived", 1.0)])
+
+
+def test_elasticflow_as_its_own_paper_defines_it_is_a_labelled_row_of_its_own():
+    from dlsched.experiments import crius
+    from dlsched.policies.elasticflow.deadline import ElasticFlow
+
+    # the Crius authors' ElasticFlow waits; the labelled row runs the same policy with its paper's drop
+    assert crius._options("elasticflow")["reject"] == "wait"
+    assert crius.row_policy("elasticflow-drop") == "elasticflow"
+    assert crius._options("elasticflow-drop", "authors") == {"costs": "authors", "reject": "drop"}
+    p = crius._policy("elasticflow-drop")
+    assert isinstance(p, ElasticFlow) and p.reject == "drop"
+    assert "elasticflow-drop" in cg.policies("sim", False) and "elasticflow-drop" not in cg.policies("testbed", False)
+    # every Fig. 20 row appears twice, the own-paper one labelled, with the same paper figure
+    names = {h.name: h for h in cg.grid_headlines("sim", False)}
+    ddl = [n for n in names if n.startswith("DDL:") and "(own paper: drop)" not in n]
+    assert len(ddl) == 7
+    for n in ddl:
+        other = names[n.replace("ElasticFlow", "ElasticFlow (own paper: drop)")]
+        assert other.paper == names[n].paper and "reject=drop" in other.note
+    rows = {"crius-ddl": _row(1.0, thr=150.0), "elasticflow": _row(2.0), "elasticflow-drop": _row(4.0, ddl=0.25),
+            "crius": _row(1.0)}
+    vals = cg.point_values("sim", rows)
+    assert vals["DDL: JCT lower than ElasticFlow"] == pytest.approx(50.0)
+    assert vals["DDL: JCT lower than ElasticFlow (own paper: drop)"] == pytest.approx(75.0)
+    assert vals["DDL: deadline ratio vs ElasticFlow (own paper: drop)"] == pytest.approx(2.0)
+
+
+def test_the_own_paper_row_leaves_the_authors_padding_of_every_other_row_as_it_was():
+    base = {"crius": [1.0, 2.0, 3.0, 4.0], "crius-ddl": [1.0, 1.0, 1.0, 1.0], "elasticflow": [0.5, 0.5],
+            "fcfs": [6.0]}
+    jct = {k: {"_h_jct": v} for k, v in base.items()}
+    p = cg.GridPoint(0, 1.0, "derived")
+    rows = {k: {**_row(1.0), **v} for k, v in jct.items()}
+    before, _ = cg.point_from_rows("sim", p, rows)
+    rows = {k: {**_row(1.0), **v} for k, v in jct.items()}
+    drop = {k: v for k, v in _row(1.0).items() if k not in ("h_padded_jct_h", cg.DDL_PADDED)}
+    rows["elasticflow-drop"] = {**drop, "_h_jct": [30.0]}  # the largest JCT: theirs must not move by it
+    after, _ = cg.point_from_rows("sim", p, rows)
+    for k in base:
+        assert after["rows"][k] == before["rows"][k], k
+    assert before["rows"]["elasticflow"][cg.DDL_PADDED] == pytest.approx((1.0 + 2 * 6.0) / 4)
+    # padded as if the authors had run it in place of their ElasticFlow: the largest JCT over their
+    # policies with this row instead of theirs
+    assert after["rows"]["elasticflow-drop"][cg.DDL_PADDED] == pytest.approx((30.0 + 3 * 30.0) / 4)
+    assert "h_padded_jct_h" not in after["rows"]["elasticflow-drop"]  # not a policy of the authors' Fig. 17a

@@ -97,3 +97,29 @@ def test_large_groups_use_the_all_communicating_bound():
     # strict priority: the starved job waits for the other's transfer, then sends alone
     res = all_communicating([1.0, 1.0], [0.9, 0.9], [0.1, 0.1], [[(0, 1)], [(0, 1)]], [1.0], [1.0, 1.0], [0, 1])
     assert res.iteration_s == (pytest.approx(1.0), pytest.approx(1.1))
+
+
+def test_level_changes_that_keep_every_rank_leave_the_times_of_a_fresh_solve():
+    # a job moved to another level with no job of its group in between skips the solve (its group's
+    # ranks are unchanged); the times kept must be what solving every group afresh gives
+    import random
+
+    g = clos(16, 4, 1, nic_gbps=100, gpus_per_host=2, oversubscription=4)
+    rng = random.Random(3)
+    fc = FlowContention(g)
+    for j in range(10):
+        hosts = rng.sample(range(16), rng.choice([2, 3]))
+        fc.add_placed(f"j{j}", [(h, rng.choice((0, 1))) for h in hosts], rng.uniform(2e8, 1e9),
+                      rng.uniform(0.2, 0.5), 0.05)
+    skipped = 0
+    for _ in range(60):
+        job, level = f"j{rng.randrange(10)}", rng.randrange(0, 40, 3)
+        solves, moved = fc.stats["solves"], fc._jobs[job].level != level
+        changed = fc.set_priority(job, level)
+        skipped += moved and fc.stats["solves"] == solves
+        now = {j: fc.iteration_time(j) for j in fc._jobs}
+        fc._cache.clear()
+        fc._solve_around(list(fc._jobs))
+        assert {j: fc.iteration_time(j) for j in fc._jobs} == now
+        assert all(now[j] == fc.iteration_time(j) for j in changed)
+    assert fc.stats["largest_group"] > 2 and 0 < skipped < 60  # both paths were taken

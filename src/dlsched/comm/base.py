@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol, Sequence, runtime_checkable
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class CommFlow:
@@ -89,20 +91,58 @@ def shares_links(view: CommView, picks: dict[str, dict[int, int]] | None = None)
     """For every job, the other jobs its flows meet on a network link, under ``picks`` (flow index ->
     candidate) where given, else under the flows' present paths."""
     picks = picks or {}
-    on_link: dict[int, set[str]] = {}
-    for j in view.jobs.values():
-        mine = picks.get(j.job_id, {})
-        for i, f in enumerate(j.flows):
-            for l in network_links_of(view, f.candidates, mine.get(i, f.chosen)):
-                on_link.setdefault(l, set()).add(j.job_id)
-    out: dict[str, set[str]] = {j: set() for j in view.jobs}
-    for members in on_link.values():
-        if len(members) > 1:
-            for j in members:
-                out[j] |= members
-    for j in out:
-        out[j].discard(j)
+    ids = list(view.jobs)
+    out: dict[str, set[str]] = {j: set() for j in ids}
+    per_job = [_job_network_links(view, j, picks.get(j.job_id)) for j in view.jobs.values()]
+    if not per_job:
+        return out
+    # every (link, job) crossing as arrays, sorted by link (a job lists a link once): the links two or
+    # more jobs cross are the runs of equal links; in Python this loop was the policy's cost per event
+    links = np.concatenate(per_job)
+    who = np.repeat(np.arange(len(ids), dtype=np.int64), [len(a) for a in per_job])
+    order = np.argsort(links, kind="stable")
+    links, who = links[order], who[order]
+    cut = np.flatnonzero(links[1:] != links[:-1]) + 1
+    starts = np.concatenate(([0], cut))
+    ends = np.concatenate((cut, [len(links)]))
+    shared = ends - starts > 1
+    # links of a fragmented fabric often carry the very same jobs: each distinct set is joined once
+    groups = {tuple(who[a:b].tolist()) for a, b in zip(starts[shared].tolist(), ends[shared].tolist())}
+    for members in groups:
+        names = [ids[k] for k in members]
+        for j in names:
+            out[j].update(names)
+    for j, others in out.items():
+        others.discard(j)
     return out
+
+
+# job -> its network links under its picks, while views share one link set (``shares_links`` reads every
+# placed job's at every call, and a job's picks rarely change between calls)
+_MEETS: dict = {"links": None, "jobs": {}}
+
+
+def _job_network_links(view: CommView, job: CommJob, mine: dict[int, int] | None) -> np.ndarray:
+    """The network links a job's flows cross, each once, under ``mine`` (flow index -> candidate; flows
+    left out, or ``None``: the flows' present paths)."""
+    if _MEETS["links"] is not view.network_links:
+        _MEETS["links"], _MEETS["jobs"] = view.network_links, {}
+    mine = mine or None
+    cache = _MEETS["jobs"]
+    got = cache.get(id(job))
+    if got is not None and got[0] is job and got[1] == mine:
+        return got[2]
+    seen: dict[int, None] = {}
+    for i, f in enumerate(job.flows):
+        for l in network_links_of(view, f.candidates, f.chosen if mine is None else mine.get(i, f.chosen)):
+            seen[l] = None
+    links = np.fromiter(seen, dtype=np.int64, count=len(seen))
+    if len(cache) > 4 * len(view.jobs) + 256:  # jobs gone from the views: forget them
+        keep = {id(j) for j in view.jobs.values()}
+        for k in [k for k in cache if k not in keep]:
+            del cache[k]
+    cache[id(job)] = (job, None if mine is None else dict(mine), links)
+    return links
 
 
 # job -> its link demand, while views share one link set and capacity tuple (``ScheduledContention`` keeps

@@ -99,7 +99,8 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
     """``least_congested`` where every candidate list is a ``PathSet`` (None where one is not): the same picks, in one compiled
     loop over the flows (``greedy_kernel``); the jobs' chosen network links go to ``memo["links"]``
     (for ``links_meeting``).  ``per_job``: ``job_paths.least_congested_per_job``'s rule instead (one
-    route per job, ``greedy_kernel.greedy_per_job``); its links are not kept (that answer is per flow's)."""
+    route per job, ``greedy_kernel.greedy_per_job``); its flows' links are kept alike, so CRUX's contention
+    DAG under per-job paths is read from them too, not rebuilt from every flow's path."""
     from dlsched.comm.greedy_kernel import greedy, greedy_per_job
 
     cap, _ = _fabric_arrays(view)
@@ -157,9 +158,8 @@ def _compiled_greedy(view: CommView, order: list[CommJob], memo: dict | None, sa
         out[job.job_id] = prev_picks[k] if k < same else dict(enumerate(picks_list[at:at + m]))
         at += m
     if memo is not None:
-        memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order])
-        if not per_job:
-            memo["links"] = (order, np.asarray(sizes, dtype=np.int64), links)
+        memo.update(fabric=view.network_links, jobs=order, picks=[out[j.job_id] for j in order],
+                    links=(order, np.asarray(sizes, dtype=np.int64), links))
     return out
 
 

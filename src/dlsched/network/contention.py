@@ -272,11 +272,29 @@ class FlowContention:
         job = self._jobs.get(job_id)
         if job is None or job.level == level:
             return []
+        if not self._reorders(job_id, job.level, int(level)):
+            job.level = int(level)
+            return []
         before = self._snapshot_neighbours(job_id)
         job.level = int(level)
         group = self._neighbours(job_id) | {job_id}
         self._solve_around(group)
         return sorted(j for j in group if self._time.get(j) != before.get(j))
+
+    def _reorders(self, job_id: str, old: int, new: int) -> bool:
+        """Whether moving a job from level ``old`` to ``new`` can change its group's solve.
+
+        A group is solved by its levels' ranks (``_solve``), and every change to a group solves it, so
+        its jobs' times are its cached solve under their present ranks.  Where no other job of the group
+        sits at a level from ``old`` to ``new`` (ends included), every job keeps its rank: the solve
+        would be a cache hit giving every job the time it has, so it is not run (with a level per job,
+        as CRUX-PS-PA gives, a job placed above shifts every job below it by one level)."""
+        lo, hi = (old, new) if old <= new else (new, old)
+        jobs = self._jobs
+        for o in self._component(job_id):
+            if o != job_id and lo <= jobs[o].level <= hi:
+                return True
+        return False
 
     def pin(self, job_id: str, paths: dict[int, int]) -> None:
         """Pin flows of a job (flow index -> index into ``PathTable.paths``); applies at its next ``add``."""
@@ -470,7 +488,12 @@ class FlowContention:
         # links that never bind stay out; each job's own narrowest link caps it (its solo rate)
         hot = self._hot
         shared = sorted({l for j in jobs for l in j.link_list if l in hot})
-        desc = [(job.total - job.comm, job.start, job.D, job.solo_rate, job.level) for job in jobs]
+        # a level enters the micro-simulation only through the order of the group's levels (strict priority
+        # by ascending level; equal levels share max-min), so the group is keyed and simulated by each
+        # level's rank among them: the same floats, and a group whose levels all moved in step (a job
+        # ranked above them elsewhere, with a level per job) is the cached shape it was
+        rank = {v: r for r, v in enumerate(sorted({job.level for job in jobs}))}
+        desc = [(job.total - job.comm, job.start, job.D, job.solo_rate, rank[job.level]) for job in jobs]
         order = sorted(range(len(group)), key=lambda i: (desc[i], group[i]))
         pos = {group[i]: k for k, i in enumerate(order)}
         rows = []

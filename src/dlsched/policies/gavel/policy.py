@@ -41,7 +41,9 @@ against the reference path, ``tests/crius/test_gavel_speed.py``):
   placed) is skipped, its rounds counted for the priorities later (``_skip``);
   so is a round after arrivals or departures whose new LP gives shares to
   exactly the jobs of the last stable round, on the same types (``_repeats``);
-- the round's priority pass runs on numpy rows (``gavel/rounds.py``); the
+- the round's priority pass runs on numpy rows (``gavel/rounds.py``), its greedy pass over the
+  ordered pairs compiled, and which served jobs move or stay and which running jobs are
+  preempted are read off those rows (each job's type and GPU count now); the
   active jobs' list is kept up to date by insertions and deletions, and only
   jobs whose target differs from their shape go to ``apply_targets``.
 ``--option warm_start=true`` (with ``lp=highs`` only) starts each HiGHS LP
@@ -76,7 +78,7 @@ from dlsched.policies.common.replan_costs import COST_OPTIONS, PLAN_PROFILE_S, C
 from dlsched.policies.crius.common import (RunningShapes, apply_targets, resolve_type,
                                            shape_of)
 from dlsched.policies.gavel.flow import solve_from
-from dlsched.policies.gavel.rounds import RoundBook, serve_round
+from dlsched.policies.gavel.rounds import RoundBook, serve_round_arrays
 from dlsched.policies.gavel.admit import Admission, AdmissionBook, job_moves, search
 from dlsched.policies.options import PolicyOption
 from dlsched.policies.registry import register
@@ -201,6 +203,7 @@ class Gavel(ChargesReplanning, JobPolicy):
         self._round_book: RoundBook | None = None  # shares and rounds received, per job (built on the first round)
         self._rows = None  # the active jobs' book rows, in submission order (numpy), while the set is unchanged
         self._sizes: list[int] = []  # and their GPU counts
+        self._sizes_a = np.zeros(0, dtype=np.int64)  # the same as an array
         self._shapes = RunningShapes()  # running jobs' (type, count), synced by change
         # jobs whose allocation may have changed since the shapes were synced: those the decisions
         # since named, and those that finished (``RunningShapes.update_some``); None: not kept
@@ -451,6 +454,7 @@ class Gavel(ChargesReplanning, JobPolicy):
         book.ensure_types(nt)
         if self._dirty or not self.fast or len(self._active) != len(jobs):
             self._sync_active(view, cluster, book)
+            self._sizes_a = np.array(self._sizes, dtype=np.int64)
             self._dirty = False
         active_ids, rows = self._active, self._rows
         if self._set != self._sig:
@@ -471,43 +475,49 @@ class Gavel(ChargesReplanning, JobPolicy):
         changed, gone = got
         shape = self._shapes.shape
         sizes = self._sizes
-        if self.fast:  # each job's type now, kept in its book row from the changes alone
+        if self.fast:  # each job's type and GPU count now, kept in its book row from the changes alone
             row_of = book.row
             for jid in gone:
                 r = row_of.get(jid)
                 if r is not None:
                     book.on[r] = -1
+                    book.held[r] = 0
             for jid in changed:
-                book.on[row_of[jid]] = shape[jid][0]
-            cur = book.on[rows]
+                r = row_of[jid]
+                book.on[r], book.held[r] = shape[jid]
+            cur, held_n = book.on[rows], book.held[rows]
         else:
             cur = np.array([shape[jid][0] if jid in shape else -1 for jid in active_ids], dtype=np.int64)
-        served = serve_round(x, book.rounds[rows], book.got[rows], cur, sizes,
-                             [int(c) for c in cluster.type_gpus])
+            held_n = np.array([shape[jid][1] if jid in shape else 0 for jid in active_ids], dtype=np.int64)
+        sizes, sizes_a = self._sizes, self._sizes_a
+        idx, to = serve_round_arrays(x, book.rounds[rows], book.got[rows], cur, sizes_a,
+                                     np.array([int(c) for c in cluster.type_gpus], dtype=np.int64))
         book.rounds[rows] += 1
-        if served:
-            row_list, width = self._rowl, book.got.shape[1]
-            book.count_served([row_list[i] * width + t for i, t in served])
+        if len(idx):
+            book.count_served(rows[idx] * book.got.shape[1] + to)
+        idx_l, to_l = idx.tolist(), to.tolist()
         # every LP share names one type, and every job with a share was served: rounds repeat (see _skip)
-        if bool((types_named <= 1).all()) and len(served) == int(np.count_nonzero(types_named)):
-            self._stable = {active_ids[i]: t for i, t in served}
+        if bool((types_named <= 1).all()) and len(idx_l) == int(np.count_nonzero(types_named)):
+            self._stable = {active_ids[i]: t for i, t in zip(idx_l, to_l)}
             self._unserved = [active_ids[i] for i in np.flatnonzero(types_named == 0).tolist()]
         # apply_targets leaves a running job already on its target alone, so only the others go
-        # to it (the engine's shapes are known here; a job not running is checked there as before)
-        targets, held = {}, 0
-        for i, t in served:
-            jid = active_ids[i]
-            now_on = shape.get(jid)
-            if now_on is not None:
-                held += 1
-                if now_on == (t, sizes[i]):
-                    continue
-            targets[jid] = (t, sizes[i])
+        # to it (the engine's shapes are known here; a job not running is checked there as before);
+        # which served jobs those are is read off the book's rows, not looked up job by job
+        on_now = cur[idx]
+        held = int(np.count_nonzero(on_now >= 0))
+        move = np.flatnonzero((on_now != to) | (held_n[idx] != sizes_a[idx])).tolist()
+        targets = {active_ids[idx_l[k]]: (to_l[k], sizes[idx_l[k]]) for k in move}
         preempt = []
         if held < n_running:  # some running job was not served: it gives its GPUs back
-            served_ids = {active_ids[i] for i, _ in served}
-            running = running if running is not None else view.running()
-            preempt = [j.spec.job_id for j in running if j.spec.job_id not in served_ids]
+            served = np.zeros(len(active_ids), dtype=np.bool_)
+            served[idx] = True
+            left = {active_ids[i] for i in np.flatnonzero((cur >= 0) & ~served).tolist()}
+            if len(left) == n_running - held:  # every running job is an active one with its type known
+                preempt = view.running_among(left)
+            else:
+                served_ids = {active_ids[i] for i in idx_l}
+                running = running if running is not None else view.running()
+                preempt = [j.spec.job_id for j in running if j.spec.job_id not in served_ids]
         d = apply_targets(view, targets, jobs, preempt)
         self._maybe.update(d.allocate)
         self._maybe.update(d.preempt)
