@@ -259,23 +259,9 @@ class HotAssignmentLP:
         new = [k for k in keys if k not in self.row_of]
         if not new:
             return
-        base = len(self.rows)
-        inf = self._h.kHighsInf
-        h.addRows(len(new), np.full(len(new), -inf), np.ones(len(new)), 0, np.zeros(0, dtype=np.int32),
-                  np.zeros(0, dtype=np.int32), np.zeros(0))
-        jobs, added = [], []
-        for i, k in enumerate(new):
-            d = columns(k)
-            jobs.append(np.full(len(d["type"]), base + i, dtype=np.int64))
-            added.append(d)
-            self.rows.append(k)
-            self.row_of[k] = base + i
-        jobs_a = np.concatenate(jobs)
-        for name in added[0]:
-            part = np.concatenate([d[name] for d in added])
-            self.data[name] = np.concatenate([self.data[name], part]) if name in self.data else part
-        types_a, counts_a = np.concatenate([d["type"] for d in added]), np.concatenate([d["count"] for d in added])
+        jobs_a = _append_jobs(self, new, columns)
         m = len(jobs_a)
+        types_a, counts_a = self.data["type"][-m:], self.data["count"][-m:]
         indices = np.empty(2 * m, dtype=np.int32)
         # rows: the type rows first, then the jobs; within a column, row indices ascending
         indices[0::2], indices[1::2] = types_a, jobs_a + self.n_types
@@ -295,6 +281,25 @@ class HotAssignmentLP:
         self.hot_solves += 1
         return _solution(h), h.getInfo().objective_function_value
 
+
+
+def _append_jobs(lp, new: list, columns) -> np.ndarray:
+    """Give each key in ``new`` a job row (at most one configuration) in ``lp``'s HiGHS model and
+    append its columns' arrays (``columns(key)``) to ``lp.data``; the job row of each new column."""
+    base = len(lp.rows)
+    lp.highs.addRows(len(new), np.full(len(new), -lp._h.kHighsInf), np.ones(len(new)), 0,
+                     np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+    jobs, added = [], []
+    for i, k in enumerate(new):
+        d = columns(k)
+        jobs.append(np.full(len(d["type"]), base + i, dtype=np.int64))
+        added.append(d)
+        lp.rows.append(k)
+        lp.row_of[k] = base + i
+    for name in added[0]:
+        part = np.concatenate([d[name] for d in added])
+        lp.data[name] = np.concatenate([lp.data[name], part]) if name in lp.data else part
+    return np.concatenate(jobs)
 
 PRICE_EPS = 1e-7  # HiGHS's dual feasibility tolerance: a column priced within it is not worth adding
 DROP_BELOW = 0.25  # a column at zero priced this far below its job's best leaves the model
@@ -366,21 +371,7 @@ class PricedAssignmentLP:
         new = [k for k in keys if k not in self.row_of]
         if not new:
             return
-        base = len(self.rows)
-        inf = self._h.kHighsInf
-        h.addRows(len(new), np.full(len(new), -inf), np.ones(len(new)), 0, np.zeros(0, dtype=np.int32),
-                  np.zeros(0, dtype=np.int32), np.zeros(0))
-        jobs, added = [], []
-        for i, k in enumerate(new):
-            d = columns(k)
-            jobs.append(np.full(len(d["type"]), base + i, dtype=np.int64))
-            added.append(d)
-            self.rows.append(k)
-            self.row_of[k] = base + i
-        jobs_a = np.concatenate(jobs)
-        for name in added[0]:
-            part = np.concatenate([d[name] for d in added])
-            self.data[name] = np.concatenate([self.data[name], part]) if name in self.data else part
+        jobs_a = _append_jobs(self, new, columns)
         self.col_job = np.concatenate([self.col_job, jobs_a])
         self.in_model = np.concatenate([self.in_model, np.zeros(len(jobs_a), dtype=bool)])
         self.mu = np.concatenate([self.mu, np.zeros(len(new))])
