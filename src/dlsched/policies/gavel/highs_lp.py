@@ -219,21 +219,7 @@ class HotAssignmentLP:
     (its index in ``rows``) and ``data[name]`` the caller's per-column arrays, kept alike."""
 
     def __init__(self, capacity: np.ndarray):
-        h, opts = _BINDING  # type: ignore[misc]
-        self._h = h
-        self.highs = h._Highs()
-        self.highs.passOptions(opts)
-        self.highs.setOptionValue("presolve", "off")
-        self.highs.setOptionValue("solver", "simplex")
-        cap = np.asarray(capacity, dtype=float)
-        self.n_types = len(cap)
-        self.highs.addRows(len(cap), np.full(len(cap), -h.kHighsInf), cap, 0, np.zeros(0, dtype=np.int32),
-                           np.zeros(0, dtype=np.int32), np.zeros(0))
-        self.rows: list = []  # job keys, in row order (after the type rows)
-        self.row_of: dict = {}
-        self.col_job = np.zeros(0, dtype=np.int64)  # row index (among jobs) of each column's job
-        self.data: dict[str, np.ndarray] = {}  # the caller's per-column arrays ("type" and "count" among them)
-        self.hot_solves = 0
+        _start_model(self, capacity)
 
     def sync(self, keys: list, columns) -> None:
         """Bring the model to the jobs ``keys``; ``columns(key)`` gives a job not yet in it its
@@ -283,6 +269,25 @@ class HotAssignmentLP:
 
 
 
+def _start_model(lp, capacity: np.ndarray) -> None:
+    """A hot simplex model with one capacity row per GPU type and no jobs yet, in ``lp``."""
+    h, opts = _BINDING  # type: ignore[misc]
+    lp._h = h
+    lp.highs = h._Highs()
+    lp.highs.passOptions(opts)
+    lp.highs.setOptionValue("presolve", "off")
+    lp.highs.setOptionValue("solver", "simplex")
+    cap = np.asarray(capacity, dtype=float)
+    lp.n_types = len(cap)
+    lp.highs.addRows(len(cap), np.full(len(cap), -h.kHighsInf), cap, 0, np.zeros(0, dtype=np.int32),
+                     np.zeros(0, dtype=np.int32), np.zeros(0))
+    lp.rows = []  # job keys, in row order (after the type rows)
+    lp.row_of = {}
+    lp.col_job = np.zeros(0, dtype=np.int64)  # row index (among jobs) of each column's job
+    lp.data = {}  # the caller's per-column arrays ("type" and "count" among them)
+    lp.hot_solves = 0
+
+
 def _append_jobs(lp, new: list, columns) -> np.ndarray:
     """Give each key in ``new`` a job row (at most one configuration) in ``lp``'s HiGHS model and
     append its columns' arrays (``columns(key)``) to ``lp.data``; the job row of each new column."""
@@ -322,25 +327,11 @@ class PricedAssignmentLP:
     job instead of every configuration."""
 
     def __init__(self, capacity: np.ndarray):
-        h, opts = _BINDING  # type: ignore[misc]
-        self._h = h
-        self.highs = h._Highs()
-        self.highs.passOptions(opts)
-        self.highs.setOptionValue("presolve", "off")
-        self.highs.setOptionValue("solver", "simplex")
-        cap = np.asarray(capacity, dtype=float)
-        self.n_types = len(cap)
-        self.highs.addRows(len(cap), np.full(len(cap), -h.kHighsInf), cap, 0, np.zeros(0, dtype=np.int32),
-                           np.zeros(0, dtype=np.int32), np.zeros(0))
-        self.rows: list = []
-        self.row_of: dict = {}
-        self.col_job = np.zeros(0, dtype=np.int64)  # full columns, each job's contiguous
-        self.data: dict[str, np.ndarray] = {}
+        _start_model(self, capacity)  # col_job / data: the full columns, each job's contiguous
         self.mcol = np.zeros(0, dtype=np.int64)  # full index of each HiGHS column, in HiGHS's order
         self.in_model = np.zeros(0, dtype=bool)  # per full column
-        self.lam = np.zeros(len(cap))  # the last optimum's capacity prices (>= 0)
+        self.lam = np.zeros(self.n_types)  # the last optimum's capacity prices (>= 0)
         self.mu = np.zeros(0)  # and job row prices, per row
-        self.hot_solves = 0
         self.rounds = 0  # pricing rounds beyond the first solve
         self.model_cols = 0  # sum over solves of the model's columns (its mean size, with hot_solves)
 
