@@ -500,8 +500,11 @@ class DallyManual(Dally):
                PolicyOption("manual_h", float, 12.0, "each fixed delay timer in hours: the machine timer, then "
                             "the rack timer after it (the paper's empirical 12 h)", positive=True))
 
-    def __init__(self, *args, manual_h: float = 12.0, **kw):
-        super().__init__(*args, **kw)
+    def __init__(self, round_s: float = 600.0, history_s: float | None = None, reading: str = "inferred",
+                 preempt: bool = True, reoffer: bool = True, history_n: int | None = HISTORY_N,
+                 costs: str = "derived", plan_s: float = PLAN_PROFILE_S, rack_wait: str = "stage",
+                 manual_h: float = 12.0):
+        super().__init__(round_s, history_s, reading, preempt, reoffer, history_n, costs, plan_s, rack_wait)
         # a sweep of fixed timers shows what any tuner could gain in a workload (docs/dally.md)
         self.manual_s = {"machine": manual_h * HOUR, "rack": manual_h * HOUR}
 
