@@ -1,8 +1,8 @@
-"""Compiling a numba kernel with its machine code cached on disk, for kernels outside ``dlsched.network``.
+"""Compiling a numba kernel with its machine code cached on disk: the one rule every kernel uses.
 
 With no writable place (no writable ``__pycache__`` beside the module, nor a user cache directory)
-numba refuses ``cache=True`` at decoration; the kernel then compiles afresh in each process.  Kept
-apart from ``network.fluid_kernel``'s copy so that a kernel elsewhere does not import the network
+numba refuses ``cache=True`` at decoration; the kernel then compiles afresh in each process.  A
+top-level module, so that a kernel outside ``dlsched.network`` does not import the network
 package (networkx: about 0.7 s).
 """
 
@@ -11,9 +11,11 @@ from __future__ import annotations
 from numba import njit
 
 
-def compiled(fn):
-    """``fn`` compiled, its machine code cached on disk where numba finds a writable place."""
+def compiled(fn, signature=None, **options):
+    """``fn`` compiled (for ``signature`` alone, if given; ``options`` as ``njit`` takes them), its
+    machine code cached on disk where numba finds a writable place."""
+    first = () if signature is None else (signature,)
     try:
-        return njit(cache=True)(fn)
+        return njit(*first, cache=True, **options)(fn)
     except RuntimeError:
-        return njit(fn)
+        return njit(*first, **options)(fn)

@@ -18,20 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-
-
-def _compiled(fn, **options):
-    """``fn`` compiled, its machine code cached on disk where numba finds a writable place.
-
-    With none (no writable ``__pycache__`` beside this file, nor a user cache directory) numba
-    refuses ``cache=True`` at decoration; the kernel then compiles afresh in each process.
-    """
-    try:
-        return njit(cache=True, **options)(fn)
-    except RuntimeError:
-        return njit(**options)(fn)
+from dlsched.numba_cache import compiled as _compiled
 
 
 def _inlined(fn):

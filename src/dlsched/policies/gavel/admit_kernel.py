@@ -18,21 +18,16 @@ the cached machine code, or a few seconds to compile it once).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from dlsched.numba_cache import compiled
 
 MAX_MOVES = 3
 
 
 def _compiled(signature):
     """The function compiled for ``signature`` alone (one machine-code entry to load from the
-    cache, not one per mix of literal and variable arguments), its code cached on disk where
-    numba finds a writable place (compiled afresh in each process where there is none)."""
-    def wrap(fn):
-        try:
-            return njit(signature, cache=True)(fn)
-        except RuntimeError:
-            return njit(signature)(fn)
-    return wrap
+    cache, not one per mix of literal and variable arguments)."""
+    return lambda fn: compiled(fn, signature)
 
 
 _I = "int64"
