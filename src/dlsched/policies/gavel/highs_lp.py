@@ -226,22 +226,12 @@ class HotAssignmentLP:
         per-column arrays by name, "type" and "count" among them (a job's columns never change
         while it stays)."""
         h = self.highs
-        want = set(keys)
-        gone = [i for i, k in enumerate(self.rows) if k not in want]
-        if gone:
-            gone_set = np.zeros(len(self.rows), dtype=bool)
-            gone_set[gone] = True
+        gone_set = _gone(self, keys)
+        if gone_set is not None:
             dead = np.flatnonzero(gone_set[self.col_job]).astype(np.int32)
             if dead.size:
                 h.deleteCols(len(dead), dead)
-            rows = np.asarray(gone, dtype=np.int32) + self.n_types
-            h.deleteRows(len(rows), rows)
-            keep = ~gone_set[self.col_job]
-            shift = np.cumsum(gone_set) - gone_set  # rows removed before each row
-            self.col_job = (self.col_job - shift[self.col_job])[keep]
-            self.data = {name: a[keep] for name, a in self.data.items()}
-            self.rows = [k for k, g in zip(self.rows, gone_set) if not g]
-            self.row_of = {k: i for i, k in enumerate(self.rows)}
+            _drop_jobs(self, gone_set)
         new = [k for k in keys if k not in self.row_of]
         if not new:
             return
@@ -286,6 +276,31 @@ def _start_model(lp, capacity: np.ndarray) -> None:
     lp.col_job = np.zeros(0, dtype=np.int64)  # row index (among jobs) of each column's job
     lp.data = {}  # the caller's per-column arrays ("type" and "count" among them)
     lp.hot_solves = 0
+
+
+def _gone(lp, keys: list) -> np.ndarray | None:
+    """Which of ``lp``'s job rows are not among ``keys`` (a mask over ``lp.rows``); None if none."""
+    want = set(keys)
+    gone = [i for i, k in enumerate(lp.rows) if k not in want]
+    if not gone:
+        return None
+    gone_set = np.zeros(len(lp.rows), dtype=bool)
+    gone_set[gone] = True
+    return gone_set
+
+
+def _drop_jobs(lp, gone_set: np.ndarray) -> np.ndarray:
+    """Delete the ``gone_set`` job rows from ``lp``'s model (their columns already deleted) and their
+    columns from ``lp.col_job`` / ``lp.data``; the mask of the columns kept."""
+    rows = np.flatnonzero(gone_set).astype(np.int32) + lp.n_types
+    lp.highs.deleteRows(len(rows), rows)
+    keep = ~gone_set[lp.col_job]
+    shift = np.cumsum(gone_set) - gone_set  # rows removed before each row
+    lp.col_job = (lp.col_job - shift[lp.col_job])[keep]
+    lp.data = {name: a[keep] for name, a in lp.data.items()}
+    lp.rows = [k for k, g in zip(lp.rows, gone_set) if not g]
+    lp.row_of = {k: i for i, k in enumerate(lp.rows)}
+    return keep
 
 
 def _append_jobs(lp, new: list, columns) -> np.ndarray:
@@ -338,27 +353,16 @@ class PricedAssignmentLP:
     def sync(self, keys: list, columns) -> None:
         """As ``HotAssignmentLP.sync``: the jobs ``keys``, a new job's arrays from ``columns(key)``."""
         h = self.highs
-        want = set(keys)
-        gone = [i for i, k in enumerate(self.rows) if k not in want]
-        if gone:
-            gone_set = np.zeros(len(self.rows), dtype=bool)
-            gone_set[gone] = True
-            dead_full = gone_set[self.col_job]
-            dead = np.flatnonzero(dead_full[self.mcol]).astype(np.int32)
+        gone_set = _gone(self, keys)
+        if gone_set is not None:
+            dead = np.flatnonzero(gone_set[self.col_job][self.mcol]).astype(np.int32)
             if dead.size:
                 h.deleteCols(len(dead), dead)
-            rows = np.asarray(gone, dtype=np.int32) + self.n_types
-            h.deleteRows(len(rows), rows)
-            keep = ~dead_full
+            keep = _drop_jobs(self, gone_set)
             new_index = np.cumsum(keep) - 1
             self.mcol = new_index[self.mcol[keep[self.mcol]]]
-            shift = np.cumsum(gone_set) - gone_set
-            self.col_job = (self.col_job - shift[self.col_job])[keep]
-            self.data = {name: a[keep] for name, a in self.data.items()}
             self.in_model = self.in_model[keep]
             self.mu = self.mu[~gone_set]
-            self.rows = [k for k, g in zip(self.rows, gone_set) if not g]
-            self.row_of = {k: i for i, k in enumerate(self.rows)}
         new = [k for k in keys if k not in self.row_of]
         if not new:
             return
