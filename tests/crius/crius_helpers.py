@@ -26,3 +26,16 @@ def small_trace(n: int = 40, seed: int = 0, gap_s: float = 120.0, iters=(300, 30
         jobs.append(JobSpec(f"j{i:03d}", round(t, 3), fam, rng.choice([1, 2, 4, 8]), batch_size=batch,
                             total_iterations=it, gpu_type=rng.choice(types), params=var, deadline=ddl))
     return jobs
+
+
+def cold_lp_value(lp, value, cap) -> float:
+    """The minimised objective of a kept LP model's problem (``lp``: ``HotAssignmentLP`` or
+    ``PricedAssignmentLP``, every job's full columns) solved afresh with these column values."""
+    import numpy as np
+
+    from dlsched.policies.gavel import highs_lp
+
+    n = len(lp.rows)
+    indptr, indices, data = highs_lp.assignment_columns(lp.col_job, n + lp.data["type"], lp.data["count"])
+    return highs_lp.solve_box_lp_value(value, indptr, indices, data, np.concatenate([np.ones(n), cap]),
+                                       presolve=False, simplex=True)[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from crius_helpers import small_trace
+from crius_helpers import cold_lp_value, small_trace
 
 from dlsched.errors import InputError
 from dlsched.perf.parallel.adaptive import shared_estimator
@@ -48,10 +48,8 @@ def test_hot_model_reaches_the_cold_optimum_as_jobs_come_and_go():
         value = lp.data["goodput"] * rng.uniform(0.9, 1.0, len(lp.col_job))  # costs change every round
         x, fun = lp.solve(value)
         n = len(lp.rows)
-        indptr, indices, data = highs_lp.assignment_columns(lp.col_job, n + lp.data["type"], lp.data["count"])
-        cold = highs_lp.solve_box_lp_value(value, indptr, indices, data, np.concatenate([np.ones(n), cap]),
-                                           presolve=False, simplex=True)
-        assert fun == pytest.approx(cold[1], rel=1e-9, abs=1e-9)
+        cold = cold_lp_value(lp, value, cap)
+        assert fun == pytest.approx(cold, rel=1e-9, abs=1e-9)
         assert (np.bincount(lp.col_job, weights=x, minlength=n) <= 1 + 1e-9).all()
         assert (np.bincount(lp.data["type"], weights=x * lp.data["count"], minlength=len(cap)) <= cap + 1e-9).all()
     assert lp.hot_solves > 0
